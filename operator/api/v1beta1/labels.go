@@ -1,0 +1,110 @@
+package v1beta1
+
+// Prefix is the domain of every KOF label and annotation (CONTRACT.md writes it `k/`).
+const Prefix = "k0rdent.mirantis.com/"
+
+// Labels on ClusterDeployments and on the objects the operator writes (CONTRACT.md, "Cluster roles and labels" and
+// "Objects the operator writes").
+const (
+	// ClusterRoleLabel is `regional` or `child`; any other value means the cluster is not a KOF cluster.
+	ClusterRoleLabel = Prefix + "kof-cluster-role"
+	// RegionalClusterNameLabel binds a child to a regional cluster explicitly.
+	RegionalClusterNameLabel = Prefix + "kof-regional-cluster-name"
+	// RegionalClusterNamespaceLabel is the regional's namespace in an explicit binding (default: the child's).
+	RegionalClusterNamespaceLabel = Prefix + "kof-regional-cluster-namespace"
+	// ClusterNameLabel carries a KOF cluster's own name; the propagation MCSs select regionals by it.
+	ClusterNameLabel = Prefix + "kof-cluster-name"
+	// IstioRoleLabel is `member` on clusters in the Istio mesh.
+	IstioRoleLabel = Prefix + "istio-role"
+	// KCMRegionClusterLabel is "true" on a ClusterDeployment that is a KCM region cluster.
+	KCMRegionClusterLabel = Prefix + "kcm-region-cluster"
+	// TenantLabel is the tenant of a child cluster.
+	TenantLabel = Prefix + "kof-tenant-id"
+	// GeneratedLabel is "true" on ConfigMaps the operator generates.
+	GeneratedLabel = Prefix + "kof-generated"
+	// RegionlessLabel is "true" on the regionless ConfigMap `kof-<mgmt>`.
+	RegionlessLabel = Prefix + "kof-regionless"
+	// SecretNameLabel on a PromxyServerGroup names the promxy config Secret it belongs to.
+	SecretNameLabel = Prefix + "secret-name"
+	// StorageClusterNameLabel indexes a VMStorageConnection by the name of the storage cluster it points at.
+	StorageClusterNameLabel = Prefix + "cluster-name"
+	// StorageClusterKindLabel indexes a VMStorageConnection by the kind of the storage cluster it points at.
+	StorageClusterKindLabel = Prefix + "cluster-kind"
+	// AlertRulesClusterLabel marks alert rule ConfigMaps; value "" = defaults, else a cluster name.
+	AlertRulesClusterLabel = Prefix + "kof-alert-rules-cluster-name"
+	// RecordRulesClusterLabel marks record rule ConfigMaps; value "" = defaults, else a cluster name.
+	RecordRulesClusterLabel = Prefix + "kof-record-rules-cluster-name"
+	// ManagedByLabel is the standard label naming the tool that manages an object.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+)
+
+// Label values of the contract.
+const (
+	RoleRegional  = "regional"
+	RoleChild     = "child"
+	IstioMember   = "member"
+	TrueValue     = "true"
+	ManagedBy     = "kof-operator"
+	DefaultTenant = "PLATFORM"
+	KindVTCluster = "VTCluster"
+	KindVLCluster = "VLCluster"
+	SchemeHTTP    = "http"
+	SchemeHTTPS   = "https"
+)
+
+// Annotations on a ClusterDeployment, read from metadata.annotations and then spec.config.clusterAnnotations
+// (CONTRACT.md, "Annotations on a ClusterDeployment").
+const (
+	// RegionalDomainAnnotation is the base domain the default endpoints derive from.
+	RegionalDomainAnnotation = Prefix + "kof-regional-domain"
+	// CertEmailAnnotation is the ACME e-mail of a regional cluster.
+	CertEmailAnnotation = Prefix + "kof-cert-email"
+	// HTTPConfigAnnotation is the JSON HTTP client configuration promxy uses towards a regional cluster.
+	HTTPConfigAnnotation = Prefix + "kof-http-config"
+	// WriteMetricsEndpointAnnotation overrides the metrics write URL.
+	WriteMetricsEndpointAnnotation = Prefix + "kof-write-metrics-endpoint"
+	// ReadMetricsEndpointAnnotation overrides the metrics read URL.
+	ReadMetricsEndpointAnnotation = Prefix + "kof-read-metrics-endpoint"
+	// WriteLogsEndpointAnnotation overrides the logs write URL.
+	WriteLogsEndpointAnnotation = Prefix + "kof-write-logs-endpoint"
+	// ReadLogsEndpointAnnotation overrides the logs read URL.
+	ReadLogsEndpointAnnotation = Prefix + "kof-read-logs-endpoint"
+	// WriteAuditLogsEndpointAnnotation overrides the audit logs write URL.
+	WriteAuditLogsEndpointAnnotation = Prefix + "kof-write-audit-logs-endpoint"
+	// ReadAuditLogsEndpointAnnotation overrides the audit logs read URL.
+	ReadAuditLogsEndpointAnnotation = Prefix + "kof-read-audit-logs-endpoint"
+	// WriteTracesEndpointAnnotation overrides the traces write URL.
+	WriteTracesEndpointAnnotation = Prefix + "kof-write-traces-endpoint"
+	// ReadTracesEndpointAnnotation overrides the traces read URL.
+	ReadTracesEndpointAnnotation = Prefix + "kof-read-traces-endpoint"
+)
+
+// Finalizers (CONTRACT.md, "CRDs"; **ours** for ClusterDeployments).
+const (
+	// VMStorageConnectionFinalizer keeps a VMStorageConnection until its storage node args are removed.
+	VMStorageConnectionFinalizer = Prefix + "vmstorageconnection"
+	// ClusterDeploymentFinalizer keeps a KOF ClusterDeployment until the cluster-scoped objects it caused are gone.
+	ClusterDeploymentFinalizer = Prefix + "kof-cluster-cleanup"
+	// RegionalConfigMapFinalizer keeps a regional ConfigMap until its admin bundle and connections are removed.
+	RegionalConfigMapFinalizer = Prefix + "kof-regional-cleanup"
+)
+
+// Condition types on KOF objects: Ready summarises the duty conditions and is computed last (STYLE.md).
+const (
+	ConditionReady = "Ready"
+	// ConditionPromxyConfigured is True when the PromxyServerGroup is part of the promxy config Secret.
+	ConditionPromxyConfigured = "PromxyConfigured"
+	// ConditionStorageConnected is True when the storage cluster carries the connection's args and mounts.
+	ConditionStorageConnected = "StorageConnected"
+)
+
+// Condition reasons shared by the controllers.
+const (
+	ReasonSucceeded     = "Succeeded"
+	ReasonInvalidSpec   = "InvalidSpec"
+	ReasonNotFound      = "NotFound"
+	ReasonApplyFailed   = "ApplyFailed"
+	ReasonReloadFailed  = "ReloadFailed"
+	ReasonProgressing   = "Progressing"
+	ReasonNotConfigured = "NotConfigured"
+)
