@@ -60,7 +60,7 @@ type TLSConfig struct {
 
 // BasicAuth references the Secret holding basic auth credentials, in the PromxyServerGroup's namespace.
 // Credentials are accepted only by reference.
-// +kubebuilder:validation:XValidation:rule="!has(self.credentials_secret_name) || self.credentials_secret_name == ” || (has(self.username_key) && has(self.password_key))",message="username_key and password_key are required with credentials_secret_name"
+// +kubebuilder:validation:XValidation:rule="!has(self.credentials_secret_name) || size(self.credentials_secret_name) == 0 || (has(self.username_key) && has(self.password_key))",message="username_key and password_key are required with credentials_secret_name"
 type BasicAuth struct {
 	// CredentialsSecretName is the name of the Secret holding the credentials.
 	// +optional
