@@ -1,0 +1,236 @@
+{{/*
+kof-mothership.name: the chart name, cut to 63 characters. Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.fullname: the release name, or `<release>-<chart>` when the release name does not contain the chart
+name, cut to 63 characters. Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kof-mothership.selectorLabels: labels that identify the release's objects, stable across chart versions.
+Input: the root context. Output: YAML map lines.
+*/}}
+{{- define "kof-mothership.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kof-mothership.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+kof-mothership.labels: the standard labels of every object. Input: the root context. Output: YAML map lines.
+*/}}
+{{- define "kof-mothership.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "kof-mothership.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kof
+{{- end -}}
+
+{{/*
+kof-mothership.componentSelectorLabels: selector labels of one workload of the release.
+Input: dict {root, component}. Output: YAML map lines.
+*/}}
+{{- define "kof-mothership.componentSelectorLabels" -}}
+{{ include "kof-mothership.selectorLabels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/*
+kof-mothership.componentLabels: labels of the objects of one workload of the release.
+Input: dict {root, component}. Output: YAML map lines.
+*/}}
+{{- define "kof-mothership.componentLabels" -}}
+{{ include "kof-mothership.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/*
+kof-mothership.image: the full reference of an image, with `global.registry` (when set) replacing the image's own
+registry, applied here and nowhere else. Input: dict {image: {registry, repository, tag}, root}; an empty tag means
+the chart's appVersion. Output: `[registry/]repository:tag`.
+*/}}
+{{- define "kof-mothership.image" -}}
+{{- $registry := .root.Values.global.registry | default .image.registry -}}
+{{- $tag := .image.tag | default .root.Chart.AppVersion -}}
+{{- if $registry -}}
+{{- printf "%s/%s:%s" $registry .image.repository $tag -}}
+{{- else -}}
+{{- printf "%s:%s" .image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kof-mothership.containerSecurityContext: the restricted security context of every container (non-root, read-only
+root file system, no privilege escalation, RuntimeDefault seccomp, all capabilities dropped).
+Input: none. Output: YAML map.
+*/}}
+{{- define "kof-mothership.containerSecurityContext" -}}
+runAsNonRoot: true
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+seccompProfile:
+  type: RuntimeDefault
+capabilities:
+  drop:
+    - ALL
+{{- end -}}
+
+{{/*
+kof-mothership.podSecurityContext: the restricted security context of every pod.
+Input: none. Output: YAML map.
+*/}}
+{{- define "kof-mothership.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65534
+runAsGroup: 65534
+fsGroup: 65534
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/*
+kof-mothership.operatorName: name of the kof-operator Deployment, Service and RBAC objects.
+Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.operatorName" -}}
+{{- printf "%s-operator" (include "kof-mothership.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.serviceAccountName: the kof-operator ServiceAccount: `operator.serviceAccount.name`, else the
+operator name. Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.serviceAccountName" -}}
+{{- .Values.operator.serviceAccount.name | default (include "kof-mothership.operatorName" .) -}}
+{{- end -}}
+
+{{/*
+kof-mothership.promxyName: name of the promxy Deployment and Service. Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.promxyName" -}}
+{{- printf "%s-promxy" (include "kof-mothership.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.serviceTemplateName: the KCM ServiceTemplate name of a chart version, `<name>-<version with . → ->`
+(docs/values-contract.md). Input: dict {name, version}. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.serviceTemplateName" -}}
+{{- printf "%s-%s" .name (replace "." "-" .version) | lower | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.repoType: the Flux HelmRepository type for a URL: `oci` for `oci://` URLs, else `default`.
+Input: a URL string. Output: `oci` or `default`.
+*/}}
+{{- define "kof-mothership.repoType" -}}
+{{- if hasPrefix "oci://" . -}}oci{{- else -}}default{{- end -}}
+{{- end -}}
+
+{{/*
+kof-mothership.vmclusterEnabled: "true" when the mothership VMCluster is rendered: `victoriametrics.vmcluster.enabled`
+and not regionless. Input: the root context. Output: "true" or "".
+*/}}
+{{- define "kof-mothership.vmclusterEnabled" -}}
+{{- if and .Values.victoriametrics.vmcluster.enabled (not .Values.regionless.enabled) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+kof-mothership.alertmanagerURL: the in-cluster URL of VMAlertmanager `cluster`, "" when it is off.
+Input: the root context. Output: a URL or "".
+*/}}
+{{- define "kof-mothership.alertmanagerURL" -}}
+{{- if .Values.victoriametrics.vmalertmanager.enabled -}}
+{{- printf "http://vmalertmanager-cluster.%s.svc:9093" .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kof-mothership.remoteWriteURL: where promxy and VMAlert write recording results: the mothership VMCluster's
+vminsert, "" when the VMCluster is not rendered. Input: the root context. Output: a URL or "".
+*/}}
+{{- define "kof-mothership.remoteWriteURL" -}}
+{{- if include "kof-mothership.vmclusterEnabled" . -}}
+{{- printf "http://vminsert-cluster.%s.svc:8480/insert/0/prometheus/api/v1/write" .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kof-mothership.promxyURL: the in-cluster URL of promxy. Input: the root context. Output: a URL.
+*/}}
+{{- define "kof-mothership.promxyURL" -}}
+{{- printf "http://%s.%s.svc:%d" (include "kof-mothership.promxyName" .) .Release.Namespace (int .Values.promxy.port) -}}
+{{- end -}}
+
+{{/*
+kof-mothership.templateRepoName: the Flux HelmRepository (in kcm.namespace) behind the ServiceTemplate of a
+catalog entry. Input: the catalog entry name. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.templateRepoName" -}}
+{{- printf "kof-templates-%s" . | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.serviceTemplates: every ServiceTemplate this release renders: KOF's charts from
+`kcm.kofRepository` at the chart's own version, then the `serviceTemplates.thirdParty` entries of `catalog`.
+Input: the root context. Output: YAML list of {name, chart, version, repository}.
+*/}}
+{{- define "kof-mothership.serviceTemplates" -}}
+{{- $out := list -}}
+{{- if .Values.serviceTemplates.enabled -}}
+{{- range .Values.serviceTemplates.kofCharts -}}
+{{- $name := include "kof-mothership.serviceTemplateName" (dict "name" . "version" $.Chart.Version) -}}
+{{- $out = append $out (dict "name" $name "chart" . "version" $.Chart.Version "repository" $.Values.kcm.kofRepository) -}}
+{{- end -}}
+{{- range .Values.serviceTemplates.thirdParty -}}
+{{- $entry := index $.Values.catalog . -}}
+{{- $name := include "kof-mothership.serviceTemplateName" (dict "name" . "version" $entry.version) -}}
+{{- $out = append $out (dict "name" $name "chart" $entry.chart "version" $entry.version "repository" (include "kof-mothership.templateRepoName" .)) -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof-mothership.previousTemplates: names of the ServiceTemplates found in the cluster (by `lookup`) that serve the
+same chart from the same HelmRepository under another name, i.e. earlier versions, sorted by name.
+Input: dict {root, template: an entry of kof-mothership.serviceTemplates}. Output: YAML list of names.
+*/}}
+{{- define "kof-mothership.previousTemplates" -}}
+{{- $found := lookup "k0rdent.mirantis.com/v1beta1" "ServiceTemplate" .root.Values.kcm.namespace "" -}}
+{{- $names := list -}}
+{{- range ($found.items | default list) -}}
+{{- $spec := dig "spec" "helm" "chartSpec" dict . -}}
+{{- if and (ne .metadata.name $.template.name) (eq ($spec.chart | default "") $.template.chart) (eq (dig "sourceRef" "name" "" $spec) $.template.repository) -}}
+{{- $names = append $names .metadata.name -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml ($names | uniq | sortAlpha) -}}
+{{- end -}}
+
+{{/*
+kof-mothership.grafanaName: name of the Grafana object and the value of the label its datasources select it by.
+Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.grafanaName" -}}
+{{- printf "%s-grafana" (include "kof-mothership.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.issuerEmail: the ACME e-mail of the ClusterIssuer: `certManager.clusterIssuer.email`, else
+`regionless.certEmail`. Input: the root context. Output: an e-mail or "".
+*/}}
+{{- define "kof-mothership.issuerEmail" -}}
+{{- .Values.certManager.clusterIssuer.email | default .Values.regionless.certEmail -}}
+{{- end -}}

@@ -1,0 +1,51 @@
+{{/*
+kof-mothership.operatorEnv: the environment of the kof-operator container (CONTRACT.md, "Operator environment"),
+every value taken from chart values. Input: the root context. Output: YAML list of {name, value}.
+*/}}
+{{- define "kof-mothership.operatorEnv" -}}
+{{- $v := .Values -}}
+{{- $urls := $v.operator.storageURLs -}}
+{{- $mcs := $v.multiClusterServices -}}
+{{- $env := list
+  (dict "name" "RELEASE_NAMESPACE" "value" .Release.Namespace)
+  (dict "name" "RELEASE_NAME" "value" .Release.Name)
+  (dict "name" "KOF_VERSION" "value" .Chart.Version)
+  (dict "name" "KOF_AUTO_UPGRADE" "value" (toString $v.autoUpgrade))
+  (dict "name" "KOF_REGIONLESS_ENABLED" "value" (toString $v.regionless.enabled))
+  (dict "name" "KOF_REGIONLESS_CLUSTER_NAME" "value" $v.regionless.clusterName)
+  (dict "name" "KOF_REGIONLESS_DOMAIN" "value" $v.regionless.domain)
+  (dict "name" "KOF_KCM_NAMESPACE" "value" $v.kcm.namespace)
+  (dict "name" "KOF_PROPAGATION_TEMPLATE" "value" (include "kof-mothership.serviceTemplateName" (dict "name" "kof-propagation" "version" .Chart.Version)))
+  (dict "name" "KOF_REGIONAL_CLUSTER_MCS_NAME" "value" $mcs.regional)
+  (dict "name" "KOF_ISTIO_REGIONAL_CLUSTER_MCS_NAME" "value" $mcs.istioRegional)
+  (dict "name" "KOF_CHILD_CLUSTER_MCS_NAME" "value" $mcs.child)
+  (dict "name" "KOF_ISTIO_CHILD_CLUSTER_MCS_NAME" "value" $mcs.istioChild)
+  (dict "name" "KOF_STORAGE_METRICS_INSERT_URL" "value" $urls.metricsInsert)
+  (dict "name" "KOF_STORAGE_METRICS_SELECT_URL" "value" $urls.metricsSelect)
+  (dict "name" "KOF_STORAGE_LOGS_INSERT_URL" "value" $urls.logsInsert)
+  (dict "name" "KOF_STORAGE_LOGS_SELECT_URL" "value" $urls.logsSelect)
+  (dict "name" "KOF_STORAGE_AUDIT_LOGS_INSERT_URL" "value" $urls.auditLogsInsert)
+  (dict "name" "KOF_STORAGE_AUDIT_LOGS_SELECT_URL" "value" $urls.auditLogsSelect)
+  (dict "name" "KOF_STORAGE_TRACES_INSERT_URL" "value" $urls.tracesInsert)
+  (dict "name" "KOF_STORAGE_TRACES_SELECT_URL" "value" $urls.tracesSelect)
+-}}
+{{- if $v.multilevelSelect.logs.enabled -}}
+{{- $env = append $env (dict "name" "KOF_VL_CLUSTER_NAME" "value" $v.multilevelSelect.logs.name) -}}
+{{- end -}}
+{{- if $v.multilevelSelect.traces.enabled -}}
+{{- $env = append $env (dict "name" "KOF_VT_CLUSTER_NAME" "value" $v.multilevelSelect.traces.name) -}}
+{{- end -}}
+{{- if $v.promxy.enabled -}}
+{{- $selector := list -}}
+{{- range $k, $val := include "kof-mothership.componentSelectorLabels" (dict "root" . "component" "promxy") | fromYaml -}}
+{{- $selector = append $selector (printf "%s=%s" $k $val) -}}
+{{- end -}}
+{{- $env = append $env (dict "name" "KOF_PROMXY_POD_SELECTOR" "value" (join "," $selector)) -}}
+{{- $env = append $env (dict "name" "KOF_PROMXY_SECRET_NAME" "value" $v.promxy.configSecretName) -}}
+{{- $env = append $env (dict "name" "KOF_PROMXY_RULES_CONFIGMAP" "value" $v.promxy.rulesConfigMapName) -}}
+{{- $env = append $env (dict "name" "KOF_PROMXY_PORT" "value" (toString $v.promxy.port)) -}}
+{{- $env = append $env (dict "name" "KOF_PROMXY_ALERTMANAGER_URL" "value" (include "kof-mothership.alertmanagerURL" .)) -}}
+{{- $env = append $env (dict "name" "KOF_PROMXY_REMOTE_WRITE_URL" "value" (include "kof-mothership.remoteWriteURL" .)) -}}
+{{- end -}}
+{{- toYaml (concat $env $v.operator.extraEnv) -}}
+{{- end -}}
