@@ -1,0 +1,308 @@
+package sveltos
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+)
+
+// pass1Requestor is the requestor name Sveltos gives the template of every chart entry field in pass 1.
+// Source: addon-controller controllers/template_instantiation.go (instantiateGenericField).
+const pass1Requestor = "chart-name"
+
+// engine holds one instantiation: the pinned functions, the cluster objects and the shared .MgmtResources.
+type engine struct {
+	in        Input
+	mode      Mode
+	base      template.FuncMap
+	funcs     template.FuncMap
+	ix        index
+	cluster   map[string]any
+	infra     map[string]any
+	kcp       map[string]any
+	resources map[string]map[string]any
+}
+
+// Instantiate evaluates in.Values for in.Cluster the way Sveltos' addon-controller does for one helm chart
+// entry: templateResourceRefs resolved from in.Objects into .MgmtResources; in DoublePass mode (the default)
+// every chart entry field YAML-marshalled, executed and unmarshalled, then values executed again; in
+// SinglePass mode values executed once; the text parsed as a YAML mapping; then valuesFrom documents merged
+// over it (maps merged, lists replaced). Templates use text/template with missingkey=error, libsveltos' function
+// map with pinned env, DNS, time and randomness (in.Env), and Sveltos' resource functions.
+// It returns the instantiated text and values, or an *Error naming the MCS, service, cluster, stage and line.
+// Source: addon-controller v1.9.0 controllers/template_instantiation.go, handlers_helm.go
+// (getInstantiatedChart, getHelmChartInstantiatedValues), templateresourcedef_utils.go.
+func Instantiate(in Input) (Result, error) {
+	e, err := newEngine(in)
+	if err != nil {
+		return Result{}, err
+	}
+	entry, err := e.passOne()
+	if err != nil {
+		return Result{}, err
+	}
+	text, err := e.execute(entry.Values, e.templateName(in.Service))
+	if err != nil {
+		line := errorLine(err, templateLine)
+		stage := "values"
+		if e.mode == DoublePass {
+			stage = "pass 2 of 2 (values)"
+		}
+		return Result{}, e.fail(stage, line, lineOf(entry.Values, line), "", err)
+	}
+	values, err := parseValues(text)
+	if err != nil {
+		line := errorLine(err, yamlLine)
+		return Result{}, e.fail("parse instantiated values", line, lineOf(text, line),
+			"the instantiated values must be a YAML mapping", err)
+	}
+	values, err = e.mergeValuesFrom(entry.ValuesFrom, values)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{
+		ReleaseName: entry.ReleaseName, ReleaseNamespace: entry.ReleaseNamespace,
+		Text: text, Values: values, Data: e.data(),
+	}, nil
+}
+
+// newEngine validates in, normalises the cluster, resolves the referenced objects and builds the functions.
+func newEngine(in Input) (*engine, error) {
+	e := &engine{in: in, ix: newIndex(in.Objects)}
+	mode, err := ParseMode(string(in.Mode))
+	if err != nil {
+		return nil, e.fail("input", 0, "", "", err)
+	}
+	e.mode = mode
+	if in.Cluster == nil {
+		return nil, e.fail("input", 0, "", "", errors.New("cluster: required; pass the CAPI Cluster or SveltosCluster"))
+	}
+	if e.cluster, err = normalize(in.Cluster.Object); err != nil {
+		return nil, e.fail("input", 0, "", "", fmt.Errorf("cluster: %w", err))
+	}
+	if e.infra, e.kcp, err = e.clusterRefs(); err != nil {
+		return nil, e.fail("input", 0, "", "", err)
+	}
+	e.base = baseFuncs(in.Env, rand.New(rand.NewSource(in.Env.Seed))) //nolint:gosec // determinism is the point
+	cc := clusterContext{Cluster: e.cluster, ClusterNamespace: in.Cluster.GetNamespace(), ClusterName: in.Cluster.GetName()}
+	if e.resources, err = resolveRefs(in.TemplateResourceRefs, e.ix, cc, e.base); err != nil {
+		return nil, e.fail("resolve templateResourceRefs", 0, "", "", err)
+	}
+	e.funcs = withResources(e.base, e.resources)
+	return e, nil
+}
+
+// withResources returns base plus the resource functions bound to res.
+func withResources(base template.FuncMap, res map[string]map[string]any) template.FuncMap {
+	funcs := maps.Clone(base)
+	maps.Copy(funcs, resourceFuncs(res))
+	return funcs
+}
+
+// clusterRefs finds the infrastructure and control-plane objects a CAPI Cluster references in the objects
+// given. Sveltos fails when a referenced object is missing; offline, the objects are rarely available, so a
+// missing one leaves the field nil. SveltosClusters reference none.
+func (e *engine) clusterRefs() (infra, kcp map[string]any, err error) {
+	gv, _ := schema.ParseGroupVersion(e.in.Cluster.GetAPIVersion())
+	if gv.Group != "cluster.x-k8s.io" || e.in.Cluster.GetKind() != "Cluster" {
+		return nil, nil, nil
+	}
+	if infra, err = e.referenced("infrastructureRef"); err != nil {
+		return nil, nil, err
+	}
+	kcp, err = e.referenced("controlPlaneRef")
+	return infra, kcp, err
+}
+
+// referenced resolves spec.<field> of the cluster (v1beta2 apiGroup or v1beta1 apiVersion form).
+func (e *engine) referenced(field string) (map[string]any, error) {
+	ref, found, _ := unstructured.NestedStringMap(e.cluster, "spec", field)
+	if !found {
+		return nil, nil
+	}
+	group := ref["apiGroup"]
+	if group == "" {
+		gv, _ := schema.ParseGroupVersion(ref["apiVersion"])
+		group = gv.Group
+	}
+	ns := ref["namespace"]
+	if ns == "" {
+		ns = e.in.Cluster.GetNamespace()
+	}
+	if group == "" || ref["kind"] == "" {
+		return nil, nil
+	}
+	obj, ok := e.ix.lookup(group, ref["kind"], ns, ref["name"])
+	if !ok {
+		return nil, nil
+	}
+	content, err := normalize(obj.Object)
+	if err != nil {
+		return nil, fmt.Errorf("cluster spec.%s: %w", field, err)
+	}
+	return content, nil
+}
+
+// data returns what a pass sees: fresh copies of the cluster objects (Sveltos fetches them for each pass) and
+// the .MgmtResources shared by all passes.
+func (e *engine) data() Data {
+	cp := func(m map[string]any) map[string]any {
+		if m == nil {
+			return nil
+		}
+		return runtime.DeepCopyJSON(m)
+	}
+	return Data{Cluster: cp(e.cluster), InfrastructureProvider: cp(e.infra), KubeadmControlPlane: cp(e.kcp),
+		MgmtResources: e.resources}
+}
+
+// templateName is Sveltos' template name: "<cluster namespace>-<cluster name>-<requestor>".
+func (e *engine) templateName(requestor string) string {
+	return fmt.Sprintf("%s-%s-%s", e.in.Cluster.GetNamespace(), e.in.Cluster.GetName(), requestor)
+}
+
+// execute runs text as a text/template with missingkey=error against a fresh Data.
+func (e *engine) execute(text, name string) (string, error) {
+	return executeWith(text, name, e.funcs, e.data())
+}
+
+// executeWith parses and executes text with funcs against data.
+func executeWith(text, name string, funcs template.FuncMap, data Data) (string, error) {
+	tmpl, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
+}
+
+// fail builds an *Error for this instantiation.
+func (e *engine) fail(stage string, line int, source, hint string, err error) *Error {
+	cluster := ""
+	if e.in.Cluster != nil {
+		cluster = e.in.Cluster.GetNamespace() + "/" + e.in.Cluster.GetName()
+	}
+	return &Error{Profile: e.in.Profile, Service: e.in.Service, Cluster: cluster, Stage: stage,
+		Line: line, Source: source, Hint: hint, Err: err}
+}
+
+// parseValues parses instantiated values as Sveltos does (sigs.k8s.io/yaml, so numbers become float64);
+// empty text is an empty map.
+func parseValues(text string) (map[string]any, error) {
+	values := map[string]any{}
+	if text == "" {
+		return values, nil
+	}
+	if err := yaml.Unmarshal([]byte(text), &values); err != nil {
+		return nil, err
+	}
+	if values == nil {
+		values = map[string]any{}
+	}
+	return values, nil
+}
+
+// chartEntry is the part of a Sveltos helm chart entry that a KCM service fills.
+type chartEntry struct {
+	ReleaseName      string
+	ReleaseNamespace string
+	Values           string
+	ValuesFrom       []ValuesFrom
+}
+
+// passOne instantiates each chart entry field through YAML as Sveltos' instantiateStructFields does. In
+// SinglePass mode values is left as written (it is executed once, later).
+func (e *engine) passOne() (chartEntry, error) {
+	entry := chartEntry{ReleaseName: e.in.Service, ReleaseNamespace: e.in.ServiceNamespace,
+		Values: e.in.Values, ValuesFrom: e.in.ValuesFrom}
+	var err error
+	if entry.ReleaseName, err = instantiateField(e, "releaseName", entry.ReleaseName); err != nil {
+		return entry, err
+	}
+	if entry.ReleaseNamespace, err = instantiateField(e, "releaseNamespace", entry.ReleaseNamespace); err != nil {
+		return entry, err
+	}
+	if e.mode == DoublePass {
+		if entry.Values, err = instantiateField(e, "values", entry.Values); err != nil {
+			return entry, e.diagnosePassOne(err)
+		}
+	}
+	if entry.ValuesFrom, err = instantiateField(e, "valuesFrom", entry.ValuesFrom); err != nil {
+		return entry, err
+	}
+	return entry, nil
+}
+
+// instantiateField marshals v to YAML, executes the YAML text and unmarshals the result into a new T.
+func instantiateField[T any](e *engine, field string, v T) (T, error) {
+	var out T
+	raw, err := yaml.Marshal(v)
+	if err != nil {
+		return out, e.fail("pass 1 ("+field+")", 0, "", "", fmt.Errorf("marshal field: %w", err))
+	}
+	text, err := e.execute(string(raw), e.templateName(pass1Requestor))
+	if err != nil {
+		line := errorLine(err, templateLine)
+		return out, e.fail(passOneStage(e.mode, field), line, lineOf(string(raw), line), "", err)
+	}
+	if err := yaml.Unmarshal([]byte(text), &out); err != nil {
+		line := errorLine(err, yamlLine)
+		return out, e.fail(passOneStage(e.mode, field)+" output", line, lineOf(text, line), "",
+			fmt.Errorf("unmarshal instantiated field: %w", err))
+	}
+	return out, nil
+}
+
+// passOneStage names the first pass over a field.
+func passOneStage(mode Mode, field string) string {
+	if mode == DoublePass {
+		return "pass 1 of 2 (" + field + ")"
+	}
+	return "chart entry field " + field
+}
+
+// diagnosePassOne explains a pass-1 failure of values. If the text also fails when executed once (on a copy
+// of the resources), that error is reported, with lines of the text as written. Otherwise the failure is
+// caused by the double pass itself: the pass-1 error is returned with a hint naming the first lint finding.
+func (e *engine) diagnosePassOne(pass1 error) error {
+	var p1 *Error
+	if !errors.As(pass1, &p1) {
+		return pass1
+	}
+	res := make(map[string]map[string]any, len(e.resources))
+	for k, v := range e.resources {
+		res[k] = runtime.DeepCopyJSON(v)
+	}
+	d := e.data()
+	d.MgmtResources = res
+	if _, err := executeWith(e.in.Values, e.templateName(e.in.Service), withResources(e.base, res), d); err != nil {
+		line := errorLine(err, templateLine)
+		return e.fail("values (fails in both modes)", line, lineOf(e.in.Values, line), "", err)
+	}
+	if !strings.HasSuffix(p1.Stage, " output") {
+		raw, _ := yaml.Marshal(e.in.Values)
+		p1.Line, p1.Source = 0, ""
+		if line := errorLine(p1.Err, templateLine); strings.HasPrefix(string(raw), "|") && line > 1 {
+			// A literal block scalar starts with its header line: line n of the YAML is line n-1 of the values.
+			p1.Line = line - 1
+			p1.Source = lineOf(e.in.Values, p1.Line)
+		}
+	}
+	p1.Hint = "the values text works when executed once but not under Sveltos' double pass (v1.0.1-v1.15)"
+	if findings := Lint(e.in.Values); len(findings) > 0 {
+		p1.Hint += "; lint: " + findings[0].String()
+	}
+	return p1
+}

@@ -1,0 +1,441 @@
+package sveltos
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// mustInstantiate runs Instantiate and fails the test on error.
+func mustInstantiate(t *testing.T, in Input) Result {
+	t.Helper()
+	res, err := Instantiate(in)
+	if err != nil {
+		t.Fatalf("Instantiate(%s): %v", in.Mode, err)
+	}
+	return res
+}
+
+// mustFail runs Instantiate, requires an *Error and returns it.
+func mustFail(t *testing.T, in Input) *Error {
+	t.Helper()
+	res, err := Instantiate(in)
+	if err == nil {
+		t.Fatalf("Instantiate(%s) = %q, want an error", in.Mode, res.Text)
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("Instantiate(%s) error %T %v, want *Error", in.Mode, err, err)
+	}
+	return e
+}
+
+func TestMissingAnnotationFailsWithSveltosMessage(t *testing.T) {
+	for _, mode := range modes() {
+		in := input(t, "domain: {{ .Cluster.metadata.annotations.missing }}\n", mode)
+		in.Cluster, in.TemplateResourceRefs = bareCluster(t), nil
+		e := mustFail(t, in)
+		if !strings.Contains(e.Error(), `map has no entry for key "annotations"`) {
+			t.Errorf("%s: error %q lacks Sveltos' missingkey message", mode, e)
+		}
+		if e.Profile != "kof-child-cluster" || e.Service != "kof-collectors" || e.Cluster != "kcm-system/adopted" || e.Line != 1 {
+			t.Errorf("%s: error names %q %q %q line %d", mode, e.Profile, e.Service, e.Cluster, e.Line)
+		}
+		for _, want := range []string{`mcs "kof-child-cluster"`, `service "kof-collectors"`, `cluster "kcm-system/adopted"`, "line 1"} {
+			if !strings.Contains(e.Error(), want) {
+				t.Errorf("%s: error %q lacks %s", mode, e, want)
+			}
+		}
+	}
+}
+
+func TestDigDefaultsWhereDotFails(t *testing.T) {
+	values := `domain: {{ dig "metadata" "annotations" "k0rdent.mirantis.com/kof-regional-domain" "none" .Cluster }}
+`
+	for _, mode := range modes() {
+		in := input(t, values, mode)
+		in.Cluster, in.TemplateResourceRefs = bareCluster(t), nil
+		if got := mustInstantiate(t, in).Values["domain"]; got != "none" {
+			t.Errorf("%s: bare cluster domain = %v, want none", mode, got)
+		}
+		in.Cluster = childCluster(t)
+		if got := mustInstantiate(t, in).Values["domain"]; got != "regional-1.kof.example.com" {
+			t.Errorf("%s: child cluster domain = %v", mode, got)
+		}
+	}
+}
+
+func TestIndexOnMissingKeyYieldsNoValue(t *testing.T) {
+	res := mustInstantiate(t, input(t, `x: '{{ index .Cluster.metadata.labels "absent" }}'`+"\n", SinglePass))
+	if got := res.Values["x"]; got != "<no value>" {
+		t.Errorf("index on a missing key = %q, want <no value>", got)
+	}
+}
+
+func TestTemplateResourceRefs(t *testing.T) {
+	values := `endpoint: {{ (getResource "ChildConfig").data.write_metrics_endpoint }}
+hasVMUser: {{ with index .MgmtResources "VMUser" }}true{{ else }}false{{ end }}
+password: {{ (getResource "Creds").data.password | b64dec }}
+`
+	for _, mode := range modes() {
+		in := input(t, values, mode)
+		in.TemplateResourceRefs = append(in.TemplateResourceRefs,
+			TemplateResourceRef{Identifier: "VMUser", Optional: true,
+				Resource: ObjectRef{APIVersion: "operator.victoriametrics.com/v1beta1", Kind: "VMUser", Name: "absent"}},
+			TemplateResourceRef{Identifier: "Creds",
+				Resource: ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "{{ .ClusterNamespace }}", Name: "kof-vmuser-creds-{{ .Cluster.metadata.name }}"}},
+		)
+		want := map[string]any{
+			"endpoint":  "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write",
+			"hasVMUser": false,
+			"password":  "s3cr3t-s3cr3t-s3cr3t",
+		}
+		if diff := cmp.Diff(want, mustInstantiate(t, in).Values); diff != "" {
+			t.Errorf("%s: values (-want +got):\n%s", mode, diff)
+		}
+	}
+}
+
+func TestHasKeyOnMgmtResourcesFailsAsInSveltos(t *testing.T) {
+	// .MgmtResources is map[string]map[string]any; sprig's hasKey takes map[string]any.
+	e := mustFail(t, input(t, `a: {{ hasKey .MgmtResources "ChildConfig" }}`+"\n", SinglePass))
+	if !strings.Contains(e.Error(), "wrong type for value") {
+		t.Errorf("error %q, want a type error", e)
+	}
+}
+
+func TestRequiredMissingRefFails(t *testing.T) {
+	in := input(t, "a: 1\n", DoublePass)
+	in.TemplateResourceRefs = append(in.TemplateResourceRefs, TemplateResourceRef{Identifier: "VMUser",
+		Resource: ObjectRef{APIVersion: "operator.victoriametrics.com/v1beta1", Kind: "VMUser", Name: "kof-vmuser-{{ .ClusterName }}"}})
+	e := mustFail(t, in)
+	for _, want := range []string{`templateResourceRefs[1] (identifier "VMUser")`, "VMUser kcm-system/kof-vmuser-child-1 not found", "optional: true"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("error %q lacks %q", e, want)
+		}
+	}
+}
+
+func TestRefNameTemplateError(t *testing.T) {
+	in := input(t, "a: 1\n", DoublePass)
+	in.TemplateResourceRefs = []TemplateResourceRef{{Identifier: "X",
+		Resource: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "{{ .Cluster.metadata.annotations.nope }}"}}}
+	in.Cluster = bareCluster(t)
+	e := mustFail(t, in)
+	if !strings.Contains(e.Error(), "resource.name") || !strings.Contains(e.Error(), `map has no entry for key "annotations"`) {
+		t.Errorf("error %q does not explain the name template failure", e)
+	}
+}
+
+func TestPruning(t *testing.T) {
+	cases := []struct {
+		name string
+		ref  TemplateResourceRef
+		want map[string]any
+	}{
+		{
+			name: "watchFields keep only their paths",
+			ref:  TemplateResourceRef{WatchFields: []string{"data.regional_cluster_name", "metadata.name", "spec.absent"}},
+			want: map[string]any{
+				"data":     map[string]any{"regional_cluster_name": "regional-1"},
+				"metadata": map[string]any{"name": "kof-cluster-config-child-1"},
+			},
+		},
+		{
+			name: "ignoreStatusChanges drops status, resourceVersion and managedFields",
+			ref:  TemplateResourceRef{IgnoreStatusChanges: true},
+			want: map[string]any{
+				"apiVersion": "v1", "kind": "ConfigMap",
+				"metadata": map[string]any{"name": "kof-cluster-config-child-1", "namespace": "kcm-system",
+					"uid": "0b6f7c1e-0000-4000-8000-000000000001"},
+				"data": map[string]any{"regional_cluster_name": "regional-1",
+					"write_metrics_endpoint": "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write"},
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(t, "a: 1\n", SinglePass)
+			ref := childConfigRef()
+			ref.WatchFields, ref.IgnoreStatusChanges = tc.ref.WatchFields, tc.ref.IgnoreStatusChanges
+			in.TemplateResourceRefs = []TemplateResourceRef{ref}
+			got := mustInstantiate(t, in).Data.MgmtResources["ChildConfig"]
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("pruned object (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestResourceFunctions(t *testing.T) {
+	cases := []struct {
+		name, values string
+		want         map[string]any
+		wantErr      string
+	}{
+		{
+			name:   "getField reads a dotted path",
+			values: `name: {{ getField "ChildConfig" "data.regional_cluster_name" }}` + "\n",
+			want:   map[string]any{"name": "regional-1"},
+		},
+		{
+			name:   "getField on a missing path or id is empty",
+			values: `a: '{{ getField "ChildConfig" "data.absent" }}'` + "\nb: '{{ getField \"Nope\" \"data\" }}'\n",
+			want:   map[string]any{"a": "", "b": ""},
+		},
+		{
+			name: "setField with int64 mutates the shared object",
+			values: `{{- $_ := setField "ChildConfig" "spec.replicas" (int64 3) }}
+replicas: {{ getField "ChildConfig" "spec.replicas" }}
+`,
+			want: map[string]any{"replicas": float64(3)},
+		},
+		{
+			name:    "setField with an int fails as in Sveltos",
+			values:  `{{ setField "ChildConfig" "spec.replicas" 3 }}`,
+			wantErr: "cannot deep copy int",
+		},
+		{
+			name: "chainSetField and chainRemoveField work on getResource",
+			values: `{{- $cm := chainRemoveField (chainSetField (getResource "ChildConfig") "data.extra" "x") "data.regional_cluster_name" }}
+data: {{ $cm.data | toJson }}
+`,
+			want: map[string]any{"data": map[string]any{"extra": "x",
+				"write_metrics_endpoint": "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write"}},
+		},
+		{
+			name: "copy clears resourceVersion, uid and managedFields",
+			values: `{{- $c := copy "ChildConfig" | fromYaml }}
+meta: {{ $c.metadata | toJson }}
+`,
+			want: map[string]any{"meta": map[string]any{"name": "kof-cluster-config-child-1", "namespace": "kcm-system"}},
+		},
+		{
+			name: "removeField returns the object without the field",
+			values: `{{- $c := removeField "ChildConfig" "data" | fromYaml }}
+hasData: {{ hasKey $c "data" }}
+`,
+			want: map[string]any{"hasData": false},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(t, tc.values, SinglePass)
+			if tc.wantErr != "" {
+				if e := mustFail(t, in); !strings.Contains(e.Error(), tc.wantErr) {
+					t.Errorf("error %q lacks %q", e, tc.wantErr)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, mustInstantiate(t, in).Values); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInputObjectsAreNotModified(t *testing.T) {
+	in := input(t, `{{- $_ := setField "ChildConfig" "data.regional_cluster_name" "changed" }}`+"\na: 1\n", DoublePass)
+	before := in.Objects[0].DeepCopy()
+	mustInstantiate(t, in)
+	if diff := cmp.Diff(before.Object, in.Objects[0].Object); diff != "" {
+		t.Errorf("input object changed (-before +after):\n%s", diff)
+	}
+}
+
+func TestResourcesAreSharedBetweenPasses(t *testing.T) {
+	// Pass 1 sets a field and emits an action that pass 2 executes against the same, mutated object.
+	values := `{{- $_ := setField "ChildConfig" "data.count" "1" }}
+count: '{{ "{{" }} getField "ChildConfig" "data.count" {{ "}}" }}'
+`
+	for mode, want := range map[Mode]string{DoublePass: "1", SinglePass: `{{ getField "ChildConfig" "data.count" }}`} {
+		if got := mustInstantiate(t, input(t, values, mode)).Values["count"]; got != want {
+			t.Errorf("%s: count = %q, want %q", mode, got, want)
+		}
+	}
+}
+
+func TestFromYamlBadInputYieldsErrorKey(t *testing.T) {
+	values := `{{- $v := fromYaml "{not: yaml: at all" }}
+error: {{ hasKey $v "Error" }}
+`
+	for _, mode := range modes() {
+		if got := mustInstantiate(t, input(t, values, mode)).Values["error"]; got != true {
+			t.Errorf("%s: fromYaml of bad input has Error = %v, want true", mode, got)
+		}
+	}
+}
+
+func TestNindentBreaksUnderDoublePass(t *testing.T) {
+	values := `collectors:
+  labels: {{ .Cluster.metadata.labels | toYaml | nindent 4 }}
+`
+	single := mustInstantiate(t, input(t, values, SinglePass)).Values
+	double := mustInstantiate(t, input(t, values, DoublePass)).Values
+	wantSingle := map[string]any{"collectors": map[string]any{
+		"labels": map[string]any{"k0rdent.mirantis.com/kof-cluster-role": "child"}}}
+	wantDouble := map[string]any{"collectors": map[string]any{
+		"labels": nil, "k0rdent.mirantis.com/kof-cluster-role": "child"}}
+	if diff := cmp.Diff(wantSingle, single); diff != "" {
+		t.Errorf("single-pass (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantDouble, double); diff != "" {
+		t.Errorf("double-pass (-want +got):\n%s", diff)
+	}
+	if !hasRule(Lint(values), RuleMultilineOutput, 2) {
+		t.Errorf("Lint(%q) = %v, want %s at line 2", values, Lint(values), RuleMultilineOutput)
+	}
+}
+
+func TestToJsonSurvivesDoublePass(t *testing.T) {
+	values := "collectors:\n  labels: {{ .Cluster.metadata.labels | toJson }}\n"
+	single := mustInstantiate(t, input(t, values, SinglePass)).Values
+	double := mustInstantiate(t, input(t, values, DoublePass)).Values
+	if diff := cmp.Diff(single, double); diff != "" {
+		t.Errorf("modes differ (-single +double):\n%s", diff)
+	}
+	if f := Lint(values); len(f) != 0 {
+		t.Errorf("Lint(%q) = %v, want none", values, f)
+	}
+}
+
+func TestTrailingSpaceBreaksQuotedActionUnderDoublePass(t *testing.T) {
+	values := "role: {{ index .Cluster.metadata.labels \"k0rdent.mirantis.com/kof-cluster-role\" }} \nother: 1\n"
+	if got := mustInstantiate(t, input(t, values, SinglePass)).Values["role"]; got != "child" {
+		t.Errorf("single-pass role = %v, want child", got)
+	}
+	e := mustFail(t, input(t, values, DoublePass))
+	if e.Stage != "pass 1 of 2 (values)" || !strings.Contains(e.Hint, "trailing-space") {
+		t.Errorf("double-pass error stage %q hint %q, want pass 1 with a trailing-space hint", e.Stage, e.Hint)
+	}
+	if !hasRule(Lint(values), RuleQuoteInAction, 1) || !hasRule(Lint(values), RuleTrailingSpace, 1) {
+		t.Errorf("Lint = %v, want %s and %s at line 1", Lint(values), RuleTrailingSpace, RuleQuoteInAction)
+	}
+}
+
+func TestEscapedDelimitersAreExecutedByPassTwo(t *testing.T) {
+	values := `name: "{{ "{{" }} .Cluster.metadata.name {{ "}}" }}"` + "\n"
+	if got := mustInstantiate(t, input(t, values, SinglePass)).Values["name"]; got != "{{ .Cluster.metadata.name }}" {
+		t.Errorf("single-pass name = %q", got)
+	}
+	if got := mustInstantiate(t, input(t, values, DoublePass)).Values["name"]; got != "child-1" {
+		t.Errorf("double-pass name = %q, want child-1 (executed by pass 2)", got)
+	}
+}
+
+func TestHelmOnlyAndHelmDataFail(t *testing.T) {
+	cases := map[string]string{
+		`a: {{ include "x" . }}`:             `function "include" not defined`,
+		`a: {{ required "m" .Cluster.kind }}`: `function "required" not defined`,
+		`a: {{ .Values.x }}`:                  `can't evaluate field Values`,
+	}
+	for values, want := range cases {
+		for _, mode := range modes() {
+			if e := mustFail(t, input(t, values+"\n", mode)); !strings.Contains(e.Error(), want) {
+				t.Errorf("%s %q: error %q lacks %q", mode, values, e, want)
+			}
+		}
+	}
+}
+
+func TestValuesMustBeAMapping(t *testing.T) {
+	e := mustFail(t, input(t, "- a\n- b\n", SinglePass))
+	if e.Stage != "parse instantiated values" || !strings.Contains(e.Hint, "mapping") {
+		t.Errorf("error %q, want a parse failure asking for a mapping", e)
+	}
+}
+
+func TestClusterObjectsOfCAPICluster(t *testing.T) {
+	res := mustInstantiate(t, input(t, "region: {{ .InfrastructureProvider.spec.region }}\n", DoublePass))
+	if got := res.Values["region"]; got != "us-east-2" {
+		t.Errorf("region = %v, want us-east-2", got)
+	}
+	in := input(t, "a: 1\n", DoublePass)
+	in.Cluster, in.TemplateResourceRefs = bareCluster(t), nil
+	if got := mustInstantiate(t, in).Data.InfrastructureProvider; got != nil {
+		t.Errorf("SveltosCluster infrastructure provider = %v, want nil", got)
+	}
+}
+
+func TestReleaseFieldsAreTemplated(t *testing.T) {
+	in := input(t, "a: 1\n", DoublePass)
+	in.ServiceNamespace = "kof-{{ .Cluster.metadata.name }}"
+	res := mustInstantiate(t, in)
+	if res.ReleaseName != "kof-collectors" || res.ReleaseNamespace != "kof-child-1" {
+		t.Errorf("release %q/%q, want kof-child-1/kof-collectors", res.ReleaseNamespace, res.ReleaseName)
+	}
+}
+
+func TestInputErrors(t *testing.T) {
+	in := input(t, "a: 1\n", "triple-pass")
+	if e := mustFail(t, in); !strings.Contains(e.Error(), `"double-pass" or "single-pass"`) {
+		t.Errorf("bad mode error %q", e)
+	}
+	in = input(t, "a: 1\n", DoublePass)
+	in.Cluster = nil
+	if e := mustFail(t, in); !strings.Contains(e.Error(), "cluster: required") {
+		t.Errorf("nil cluster error %q", e)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for text, want := range map[string]Mode{"": DoublePass, "double-pass": DoublePass, "single-pass": SinglePass} {
+		got, err := ParseMode(text)
+		if err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", text, got, err, want)
+		}
+	}
+	if _, err := ParseMode("twice"); err == nil {
+		t.Error("ParseMode(twice) succeeded")
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	values := `id: {{ uuidv4 }}
+pw: {{ randAlphaNum 16 }}
+n: {{ randInt 1 1000 }}
+now: {{ now | date "2006-01-02T15:04:05Z07:00" }}
+env: '{{ env "HOME" }}'
+host: '{{ getHostByName "vmauth.example.com" }}'
+ca: {{ (genCA "kof" 365).Cert | sha256sum }}
+`
+	in := input(t, values, DoublePass)
+	in.Env = Environment{Vars: map[string]string{"HOME": "/kof"}, Hosts: map[string]string{"vmauth.example.com": "10.0.0.1"}}
+	first := mustInstantiate(t, in)
+	second := mustInstantiate(t, in)
+	if diff := cmp.Diff(first.Values, second.Values); diff != "" {
+		t.Errorf("two runs differ:\n%s", diff)
+	}
+	if first.Values["now"] != "2025-01-01T00:00:00Z" || first.Values["env"] != "/kof" || first.Values["host"] != "10.0.0.1" {
+		t.Errorf("pinned values %v", first.Values)
+	}
+	if pw, _ := first.Values["pw"].(string); len(pw) != 16 {
+		t.Errorf("randAlphaNum 16 = %q", pw)
+	}
+	in.Env.Seed = 7
+	if other := mustInstantiate(t, in); other.Values["id"] == first.Values["id"] || other.Values["pw"] == first.Values["pw"] {
+		t.Errorf("seed 7 gave the same random values as seed 0: %v", other.Values)
+	}
+}
+
+func TestSecretStringDataIsBase64Data(t *testing.T) {
+	in := input(t, "user: {{ (getResource \"Creds\").data.username }}\n", SinglePass)
+	in.TemplateResourceRefs = []TemplateResourceRef{{Identifier: "Creds",
+		Resource: ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "kof-vmuser-creds-child-1"}}}
+	if got := mustInstantiate(t, in).Values["user"]; got != "Y2hpbGQtMQ==" {
+		t.Errorf("data.username = %v, want base64 of child-1", got)
+	}
+}
+
+// hasRule reports whether findings hold rule at line.
+func hasRule(findings []Finding, rule Rule, line int) bool {
+	for _, f := range findings {
+		if f.Rule == rule && f.Line == line {
+			return true
+		}
+	}
+	return false
+}
+
