@@ -210,7 +210,7 @@ Input: dict {root, template: an entry of kof-mothership.serviceTemplates}. Outpu
 {{- define "kof-mothership.previousTemplates" -}}
 {{- $found := lookup "k0rdent.mirantis.com/v1beta1" "ServiceTemplate" .root.Values.kcm.namespace "" -}}
 {{- $names := list -}}
-{{- range ($found.items | default list) -}}
+{{- range (dig "items" (list) $found) -}}
 {{- $spec := dig "spec" "helm" "chartSpec" dict . -}}
 {{- if and (ne .metadata.name $.template.name) (eq ($spec.chart | default "") $.template.chart) (eq (dig "sourceRef" "name" "" $spec) $.template.repository) -}}
 {{- $names = append $names .metadata.name -}}

@@ -1,11 +1,17 @@
 {{/*
-kof-mothership.operatorEnv: the environment of the kof-operator container (CONTRACT.md, "Operator environment"),
-every value taken from chart values. Input: the root context. Output: YAML list of {name, value}.
+kof-mothership.operatorEnv: the environment of the kof-operator container (CONTRACT.md, "Operator environment";
+names as read by operator/config), every value taken from chart values. The VLCluster/VTCluster names and the promxy
+Secret and selector are always set: kof-operator requires them even when this chart does not render those objects.
+Input: the root context. Output: YAML list of {name, value}.
 */}}
 {{- define "kof-mothership.operatorEnv" -}}
 {{- $v := .Values -}}
 {{- $urls := $v.operator.storageURLs -}}
 {{- $mcs := $v.multiClusterServices -}}
+{{- $selector := list -}}
+{{- range $k, $val := include "kof-mothership.componentSelectorLabels" (dict "root" . "component" "promxy") | fromYaml -}}
+{{- $selector = append $selector (printf "%s=%s" $k $val) -}}
+{{- end -}}
 {{- $env := list
   (dict "name" "RELEASE_NAMESPACE" "value" .Release.Namespace)
   (dict "name" "RELEASE_NAME" "value" .Release.Name)
@@ -20,32 +26,23 @@ every value taken from chart values. Input: the root context. Output: YAML list 
   (dict "name" "KOF_ISTIO_REGIONAL_CLUSTER_MCS_NAME" "value" $mcs.istioRegional)
   (dict "name" "KOF_CHILD_CLUSTER_MCS_NAME" "value" $mcs.child)
   (dict "name" "KOF_ISTIO_CHILD_CLUSTER_MCS_NAME" "value" $mcs.istioChild)
-  (dict "name" "KOF_STORAGE_METRICS_INSERT_URL" "value" $urls.metricsInsert)
-  (dict "name" "KOF_STORAGE_METRICS_SELECT_URL" "value" $urls.metricsSelect)
-  (dict "name" "KOF_STORAGE_LOGS_INSERT_URL" "value" $urls.logsInsert)
-  (dict "name" "KOF_STORAGE_LOGS_SELECT_URL" "value" $urls.logsSelect)
-  (dict "name" "KOF_STORAGE_AUDIT_LOGS_INSERT_URL" "value" $urls.auditLogsInsert)
-  (dict "name" "KOF_STORAGE_AUDIT_LOGS_SELECT_URL" "value" $urls.auditLogsSelect)
-  (dict "name" "KOF_STORAGE_TRACES_INSERT_URL" "value" $urls.tracesInsert)
-  (dict "name" "KOF_STORAGE_TRACES_SELECT_URL" "value" $urls.tracesSelect)
+  (dict "name" "KOF_VL_CLUSTER_NAME" "value" $v.multilevelSelect.logs.name)
+  (dict "name" "KOF_VL_AUDIT_CLUSTER_NAME" "value" $v.multilevelSelect.auditLogs.name)
+  (dict "name" "KOF_VT_CLUSTER_NAME" "value" $v.multilevelSelect.traces.name)
+  (dict "name" "KOF_VMINSERT_URL" "value" $urls.metricsInsert)
+  (dict "name" "KOF_VMSELECT_URL" "value" $urls.metricsSelect)
+  (dict "name" "KOF_VLINSERT_URL" "value" $urls.logsInsert)
+  (dict "name" "KOF_VLSELECT_URL" "value" $urls.logsSelect)
+  (dict "name" "KOF_VLINSERT_AUDIT_URL" "value" $urls.auditLogsInsert)
+  (dict "name" "KOF_VLSELECT_AUDIT_URL" "value" $urls.auditLogsSelect)
+  (dict "name" "KOF_VTINSERT_URL" "value" $urls.tracesInsert)
+  (dict "name" "KOF_VTSELECT_URL" "value" $urls.tracesSelect)
+  (dict "name" "KOF_PROMXY_POD_SELECTOR" "value" (join "," $selector))
+  (dict "name" "KOF_PROMXY_SECRET_NAME" "value" $v.promxy.configSecretName)
+  (dict "name" "KOF_PROMXY_RULES_CONFIGMAP" "value" $v.promxy.rulesConfigMapName)
+  (dict "name" "KOF_PROMXY_ALERTMANAGER_URL" "value" (include "kof-mothership.alertmanagerURL" .))
+  (dict "name" "KOF_PROMXY_REMOTE_WRITE_URL" "value" (include "kof-mothership.remoteWriteURL" .))
+  (dict "name" "KOF_WATCH_NAMESPACES" "value" (join "," $v.operator.watchNamespaces))
 -}}
-{{- if $v.multilevelSelect.logs.enabled -}}
-{{- $env = append $env (dict "name" "KOF_VL_CLUSTER_NAME" "value" $v.multilevelSelect.logs.name) -}}
-{{- end -}}
-{{- if $v.multilevelSelect.traces.enabled -}}
-{{- $env = append $env (dict "name" "KOF_VT_CLUSTER_NAME" "value" $v.multilevelSelect.traces.name) -}}
-{{- end -}}
-{{- if $v.promxy.enabled -}}
-{{- $selector := list -}}
-{{- range $k, $val := include "kof-mothership.componentSelectorLabels" (dict "root" . "component" "promxy") | fromYaml -}}
-{{- $selector = append $selector (printf "%s=%s" $k $val) -}}
-{{- end -}}
-{{- $env = append $env (dict "name" "KOF_PROMXY_POD_SELECTOR" "value" (join "," $selector)) -}}
-{{- $env = append $env (dict "name" "KOF_PROMXY_SECRET_NAME" "value" $v.promxy.configSecretName) -}}
-{{- $env = append $env (dict "name" "KOF_PROMXY_RULES_CONFIGMAP" "value" $v.promxy.rulesConfigMapName) -}}
-{{- $env = append $env (dict "name" "KOF_PROMXY_PORT" "value" (toString $v.promxy.port)) -}}
-{{- $env = append $env (dict "name" "KOF_PROMXY_ALERTMANAGER_URL" "value" (include "kof-mothership.alertmanagerURL" .)) -}}
-{{- $env = append $env (dict "name" "KOF_PROMXY_REMOTE_WRITE_URL" "value" (include "kof-mothership.remoteWriteURL" .)) -}}
-{{- end -}}
 {{- toYaml (concat $env $v.operator.extraEnv) -}}
 {{- end -}}
