@@ -25,8 +25,10 @@
 // default Mode) reproduces this, with its consequences: multi-line action output is shifted 2 columns left or
 // dropped; a trailing space, a tab at line start or a CR turn the text into a double-quoted scalar in which a
 // "..." inside an action no longer parses; a single-line text becomes a quoted scalar; {{ "{{" }} escapes are
-// consumed by the first pass. SinglePass executes values once (the planned upstream fix). Lint reports these
-// hazards in a values text without executing it.
+// consumed by the first pass; valuesFrom names are executed against the values data, where .ClusterName does
+// not exist. SinglePass executes values once and templates only the chart identity fields in the first pass
+// (the upstream fix, addon-controller pull request 1956). Lint reports these hazards in a values text without
+// executing it. The one multi-line form that survives both modes is flow YAML on one line: {{ x | toJson }}.
 //
 // After instantiation the text must be a YAML mapping; valuesFrom ConfigMaps and Secrets are merged over it
 // (MergeValues: maps merged, lists replaced), plain ones first, then those annotated TemplateAnnotation,

@@ -44,6 +44,8 @@ func (e *Error) Unwrap() error { return e.Err }
 var (
 	// templateLine finds the line in a text/template error ("template: NAME:LINE:COL: ..." or "NAME:LINE: ...").
 	templateLine = regexp.MustCompile(`template: [^:]*:(\d+)`) //nolint:gochecknoglobals // compiled once, read-only
+	// startedAt finds where an unclosed action starts ("unclosed action started at NAME:LINE").
+	startedAt = regexp.MustCompile(`started at [^:]*:(\d+)`) //nolint:gochecknoglobals // compiled once, read-only
 	// yamlLine finds the line in a YAML error ("yaml: line 3: ...").
 	yamlLine = regexp.MustCompile(`line (\d+)`) //nolint:gochecknoglobals // compiled once, read-only
 )

@@ -223,7 +223,9 @@ type chartEntry struct {
 }
 
 // passOne instantiates each chart entry field through YAML as Sveltos' instantiateStructFields does. In
-// SinglePass mode values is left as written (it is executed once, later).
+// SinglePass mode only the chart identity fields (release name and namespace) are, as in the upstream fix
+// (projectsveltos/addon-controller pull request 1956): values is executed once, later, and valuesFrom names
+// only through their own name templates.
 func (e *engine) passOne() (chartEntry, error) {
 	entry := chartEntry{ReleaseName: e.in.Service, ReleaseNamespace: e.in.ServiceNamespace,
 		Values: e.in.Values, ValuesFrom: e.in.ValuesFrom}
@@ -234,10 +236,11 @@ func (e *engine) passOne() (chartEntry, error) {
 	if entry.ReleaseNamespace, err = instantiateField(e, "releaseNamespace", entry.ReleaseNamespace); err != nil {
 		return entry, err
 	}
-	if e.mode == DoublePass {
-		if entry.Values, err = instantiateField(e, "values", entry.Values); err != nil {
-			return entry, e.diagnosePassOne(err)
-		}
+	if e.mode == SinglePass {
+		return entry, nil
+	}
+	if entry.Values, err = instantiateField(e, "values", entry.Values); err != nil {
+		return entry, e.diagnosePassOne(err)
 	}
 	if entry.ValuesFrom, err = instantiateField(e, "valuesFrom", entry.ValuesFrom); err != nil {
 		return entry, err

@@ -327,7 +327,7 @@ func TestEscapedDelimitersAreExecutedByPassTwo(t *testing.T) {
 
 func TestHelmOnlyAndHelmDataFail(t *testing.T) {
 	cases := map[string]string{
-		`a: {{ include "x" . }}`:             `function "include" not defined`,
+		`a: {{ include "x" . }}`:              `function "include" not defined`,
 		`a: {{ required "m" .Cluster.kind }}`: `function "required" not defined`,
 		`a: {{ .Values.x }}`:                  `can't evaluate field Values`,
 	}
@@ -438,4 +438,3 @@ func hasRule(findings []Finding, rule Rule, line int) bool {
 	}
 	return false
 }
-

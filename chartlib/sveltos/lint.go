@@ -132,7 +132,11 @@ func (l *linter) template() {
 	}
 	trees, err := parse.Parse("values", l.text, "", "", funcs)
 	if err != nil {
-		l.add(max(1, errorLine(err, templateLine)), RuleParse, "%v", err)
+		line := errorLine(err, startedAt)
+		if line == 0 {
+			line = max(1, errorLine(err, templateLine))
+		}
+		l.add(line, RuleParse, "%v", err)
 		return
 	}
 	raw, _ := yaml.Marshal(l.text)
