@@ -1,0 +1,39 @@
+{{- /*
+  kof-storage values for one regional cluster, instantiated by Sveltos (layer 2). The line above, written by the
+  kof-regional chart, sets $kof: {shared, values, annotation, self, istio, ingressMode} from its Helm values.
+  Merge order: shared keys < computed from the cluster < kof-regional `storage` < the cluster's annotation.
+  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+*/}}
+{{- if hasKey $kof "Error" }}{{ fail (printf "kof-regional: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
+{{- $ann := dig "metadata" "annotations" (dict) .Cluster }}
+{{- $name := dig "metadata" "name" "" .Cluster }}
+{{- $ns := dig "metadata" "namespace" "" .Cluster }}
+{{- if $kof.self.enabled }}
+{{- $name = $kof.self.name }}
+{{- $ns = $kof.self.namespace }}
+{{- end }}
+{{- $h := printf "kof-%s/%s" $name $ns | sha256sum | trunc 10 }}
+{{- $r := regexReplaceAll "[^a-z0-9-]+" (lower $name) "-" | trimAll "-" | trunc 23 | trimAll "-" }}
+{{- $base := printf "admin-%s" (ternary (printf "%s-%s" $r $h) $h (ne $r "")) }}
+{{- $secret := index .MgmtResources "AdminVMUser" }}
+{{- $computed := dict
+  "clusterName" $name
+  "domain" (dig "k0rdent.mirantis.com/kof-regional-domain" $kof.self.domain $ann)
+  "certEmail" (dig "k0rdent.mirantis.com/kof-cert-email" $kof.self.certEmail $ann)
+  "vmuser" (dict "base" $base "username" (dig "data" "username" "" $secret | b64dec) "password" (dig "data" "password" "" $secret | b64dec))
+  "gateway" (dict "name" (dig "k0rdent.mirantis.com/kof-gateway-name" "storage-gateway" $ann) "namespace" (dig "k0rdent.mirantis.com/kof-gateway-namespace" "kof" $ann))
+}}
+{{- with dig "k0rdent.mirantis.com/kof-storage-class" "" $ann }}
+{{- $_ := set $computed "storageClass" . }}
+{{- end }}
+{{- if eq $kof.ingressMode "ingress" }}
+{{- $_ := set $computed "ingress" (dict "enabled" true) }}
+{{- $_ := set $computed.gateway "enabled" false }}
+{{- end }}
+{{- $override := dict }}
+{{- with dig $kof.annotation "" $ann }}
+{{- $override = fromYaml . }}
+{{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" $ns $name $kof.annotation (get $override "Error")) }}{{ end }}
+{{- end }}
+{{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
+{{- toJson $values | replace "{{" "\\u007b\\u007b" }}
