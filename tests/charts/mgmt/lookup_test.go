@@ -1,0 +1,82 @@
+package mgmt
+
+import (
+	"encoding/base64"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// serviceTemplate returns a ServiceTemplate fixture serving chart from repo.
+func serviceTemplate(name, chart, repo string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "k0rdent.mirantis.com/v1beta1",
+		"kind":       "ServiceTemplate",
+		"metadata":   map[string]any{"name": name, "namespace": kcmNamespace},
+		"spec": map[string]any{"helm": map[string]any{"chartSpec": map[string]any{
+			"chart": chart, "version": "1.0.0", "sourceRef": map[string]any{"kind": "HelmRepository", "name": repo},
+		}}},
+	}}
+}
+
+// TestMothershipUpgradeChains: earlier versions of a chart found in the cluster become upgrade sources of the new
+// ServiceTemplate; templates of the same chart from another repository (KCM's own) do not.
+func TestMothershipUpgradeChains(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-mothership", lookup: []*unstructured.Unstructured{
+		serviceTemplate("kof-storage-1-1-0", "kof-storage", "kof-repo"),
+		serviceTemplate("kof-storage-1-0-0", "kof-storage", "kof-repo"),
+		serviceTemplate("kof-storage-2-0-0", "kof-storage", "kof-repo"),
+		serviceTemplate("cert-manager-v1-18-0", "cert-manager", "kof-templates-cert-manager"),
+		serviceTemplate("cert-manager-1-16-0", "cert-manager", "kcm-templates"),
+	}})
+	upgrade := func(from, to string) map[string]any {
+		return map[string]any{"name": from, "availableUpgrades": []any{map[string]any{"name": to}}}
+	}
+	for chain, want := range map[string][]any{
+		"kof-storage-2-0-0": {
+			map[string]any{"name": "kof-storage-2-0-0"},
+			upgrade("kof-storage-1-0-0", "kof-storage-2-0-0"),
+			upgrade("kof-storage-1-1-0", "kof-storage-2-0-0"),
+		},
+		"cert-manager-v1-19-1": {
+			map[string]any{"name": "cert-manager-v1-19-1"},
+			upgrade("cert-manager-v1-18-0", "cert-manager-v1-19-1"),
+		},
+		"kof-collectors-2-0-0": {map[string]any{"name": "kof-collectors-2-0-0"}},
+	} {
+		obj := mustGet(t, res, "ServiceTemplateChain", kcmNamespace, chain)
+		if diff := cmp.Diff(want, field(t, obj, "spec", "supportedTemplates")); diff != "" {
+			t.Errorf("ServiceTemplateChain %s (-want +got):\n%s", chain, diff)
+		}
+		if obj.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+			t.Errorf("ServiceTemplateChain %s is not kept on uninstall", chain)
+		}
+	}
+}
+
+// TestMothershipKeepsOperatorOwnedData: an upgrade keeps the promxy config Secret and rules ConfigMap that
+// kof-operator wrote, instead of resetting them to the bootstrap content.
+func TestMothershipKeepsOperatorOwnedData(t *testing.T) {
+	written := base64.StdEncoding.EncodeToString([]byte("promxy:\n  server_groups: [written-by-operator]\n"))
+	res := renderChart(t, renderSpec{chart: "kof-mothership", lookup: []*unstructured.Unstructured{
+		serviceTemplate("kof-storage-1-0-0", "kof-storage", "kof-repo"),
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "Secret",
+			"metadata": map[string]any{"name": promxySecret, "namespace": namespace},
+			"data":     map[string]any{"config.yaml": written},
+		}},
+		{Object: map[string]any{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": promxyRules, "namespace": namespace},
+			"data":     map[string]any{"kof-storage.yaml": "groups: []\n"},
+		}},
+	}})
+	if got := str(t, mustGet(t, res, "Secret", namespace, promxySecret), "data", "config.yaml"); got != written {
+		t.Errorf("promxy config Secret rewritten on upgrade: got %q, want the operator's %q", got, written)
+	}
+	rules := mustGet(t, res, "ConfigMap", namespace, promxyRules)
+	if diff := cmp.Diff(map[string]any{"kof-storage.yaml": "groups: []\n"}, rules.Object["data"]); diff != "" {
+		t.Errorf("promxy rules ConfigMap data (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,95 @@
+package mgmt
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kof.dev/kof/chartlib/render"
+)
+
+// scenario returns the umbrella values file of a shared scenario, copied under testdata/scenarios.
+func scenario(name string) string { return filepath.Join("testdata", "scenarios", name+".yaml") }
+
+// TestScenariosUmbrella checks the scenarios that hold at the umbrella level (../shared/scenarios/README.md).
+func TestScenariosUmbrella(t *testing.T) {
+	cases := map[string]func(*testing.T, *render.Result){
+		// 02: storage on the management cluster; kof-regional gets regionless.enabled, no mothership VMCluster.
+		"02-regionless": checkKofRegionless,
+		// 03: as 02, plus self-signed certificates and exporters skipping TLS verification.
+		"03-regionless-selfsigned": func(t *testing.T, res *render.Result) {
+			checkKofRegionlessSelfSigned(t, res)
+			for _, c := range kofComponents {
+				wantValue(t, res, c, "mothership.kof.example.com", "regionless", "domain")
+			}
+		},
+		// 07: the guide's M2M storage overrides reach kof-child and kof-mothership with their exact keys.
+		"07-m2m-storage-overrides": checkKofM2MStorageOverrides,
+		// 13: disabling the audit logs cluster reaches every regional cluster's storage values.
+		"13-audit-cluster-disabled": func(t *testing.T, res *render.Result) {
+			wantValue(t, res, "kof-regional", false, "storage", "victoriametrics", "vlcluster_audit", "enabled")
+		},
+	}
+	for name, check := range cases {
+		t.Run(name, func(t *testing.T) {
+			check(t, renderChart(t, renderSpec{chart: "kof", files: []string{scenario(name)}}))
+		})
+	}
+}
+
+// TestScenario09ModeConflict: M2M and M2R at once fail with one message naming both keys, and nothing renders.
+func TestScenario09ModeConflict(t *testing.T) {
+	err := renderError(t, renderSpec{chart: "kof", files: []string{scenario("09-m2m-and-m2r-conflict")}})
+	msg := err.Error()
+	for _, key := range []string{"kof-child.values.fromManagement.toManagementCluster.enabled", "kof-child.values.fromManagement.toRegionalCluster.name"} {
+		if !strings.Contains(msg, key) {
+			t.Errorf("error %q does not name %s", msg, key)
+		}
+	}
+	if n := strings.Count(msg, "storage modes conflict"); n != 1 {
+		t.Errorf("error %q reports the conflict %d times, want once", msg, n)
+	}
+}
+
+// TestModeConflictRegionless: regionless with M2M fails too, naming both keys.
+func TestModeConflictRegionless(t *testing.T) {
+	err := renderError(t, renderSpec{chart: "kof", values: map[string]any{
+		"regionless": map[string]any{"enabled": true},
+		"kof-child":  map[string]any{"values": map[string]any{"fromManagement": map[string]any{"toManagementCluster": map[string]any{"enabled": true}}}},
+	}})
+	for _, key := range []string{"regionless.enabled", "kof-child.values.fromManagement.toManagementCluster.enabled"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("error %q does not name %s", err, key)
+		}
+	}
+}
+
+// TestScenario14ValuesTypo: the misspelled key fails schema validation, naming its path.
+func TestScenario14ValuesTypo(t *testing.T) {
+	err := renderError(t, renderSpec{chart: "kof", files: []string{scenario("14-values-typo")}})
+	msg := err.Error()
+	if !strings.Contains(msg, "toManagmentCluster") || !strings.Contains(msg, "fromManagement") {
+		t.Errorf("error %q does not name kof-child.values.fromManagement.toManagmentCluster", msg)
+	}
+	if !strings.Contains(strings.ToLower(msg), "schema") {
+		t.Errorf("error %q is not a schema validation error", msg)
+	}
+}
+
+// TestUmbrellaAcceptsOtherChildKeys: kof-child values outside fromManagement stay free-form.
+func TestUmbrellaAcceptsOtherChildKeys(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof", values: map[string]any{
+		"kof-child": map[string]any{"values": map[string]any{"anything": map[string]any{"nested": "x"}}},
+	}})
+	wantValue(t, res, "kof-child", "x", "anything", "nested")
+}
+
+// TestUmbrellaUserValueWinsOverInjected: an explicit component value beats the injected shared key.
+func TestUmbrellaUserValueWinsOverInjected(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof", values: map[string]any{
+		"global":         map[string]any{"registry": "mirror.example.com"},
+		"kof-mothership": map[string]any{"values": map[string]any{"global": map[string]any{"registry": "other.example.com"}}},
+	}})
+	wantValue(t, res, "kof-mothership", "other.example.com", "global", "registry")
+	wantValue(t, res, "kof-child", "mirror.example.com", "global", "registry")
+}
