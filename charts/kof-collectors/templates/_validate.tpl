@@ -9,6 +9,9 @@ Output: nothing (or a render failure).
 {{- if and .Values.instrumentation.enabled (not .Values.collectors.node.enabled) -}}
 {{- fail "kof-collectors: instrumentation.enabled is true but collectors.node.enabled is false; applications send traces to the node collector, so enable it or set instrumentation.enabled: false" -}}
 {{- end -}}
+{{- if and .Values.kof.credentials.password (not .Values.kof.credentials.secretName) -}}
+{{- fail "kof-collectors: kof.credentials.password is set but kof.credentials.secretName is empty; name the Secret that KOF_VM_USER and KOF_VM_PASSWORD reference" -}}
+{{- end -}}
 {{- range $e := (index .Values "opentelemetry-kube-stack").defaultCRConfig.env -}}
 {{- if not (and (kindIs "map" $e) $e.name) -}}
 {{- fail (printf "kof-collectors: opentelemetry-kube-stack.defaultCRConfig.env has an entry without a name (%v); every entry needs `name` and `value` or `valueFrom`" $e) -}}

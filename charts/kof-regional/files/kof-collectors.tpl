@@ -5,10 +5,11 @@
   Merge order: shared keys < computed from the cluster < kof-regional `collectors` < the cluster's annotation;
   defaultCRConfig.env is the concatenation of the credential env vars, the Helm env and the annotation env, each
   name once (lists replace in merges, so it is built on purpose).
+  Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
 {{- if hasKey $kof "Error" }}{{ fail (printf "kof-regional: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
-{{- $ann := dig "metadata" "annotations" (dict) .Cluster }}
+{{- $ann := mergeOverwrite (dict) (dig "metadata" "annotations" (dict) .Cluster) (dig "metadata" "annotations" (dict) (index .MgmtResources "ClusterDeployment")) }}
 {{- $name := dig "metadata" "name" "" .Cluster }}
 {{- $ns := dig "metadata" "namespace" "" .Cluster }}
 {{- if $kof.self.enabled }}

@@ -2,10 +2,11 @@
   kof-storage values for one regional cluster, instantiated by Sveltos (layer 2). The line above, written by the
   kof-regional chart, sets $kof: {shared, values, annotation, self, istio, ingressMode} from its Helm values.
   Merge order: shared keys < computed from the cluster < kof-regional `storage` < the cluster's annotation.
+  Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
 {{- if hasKey $kof "Error" }}{{ fail (printf "kof-regional: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
-{{- $ann := dig "metadata" "annotations" (dict) .Cluster }}
+{{- $ann := mergeOverwrite (dict) (dig "metadata" "annotations" (dict) .Cluster) (dig "metadata" "annotations" (dict) (index .MgmtResources "ClusterDeployment")) }}
 {{- $name := dig "metadata" "name" "" .Cluster }}
 {{- $ns := dig "metadata" "namespace" "" .Cluster }}
 {{- if $kof.self.enabled }}

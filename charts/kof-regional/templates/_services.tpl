@@ -60,7 +60,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 
 {{/*
 kof-regional.templateResourceRefs: the management-cluster objects every regional service's values may read: the
-CAPI Cluster and the SveltosCluster (optional, so that annotation edits re-render the values) and the regional admin
+ClusterDeployment (optional; its metadata annotations win over the cluster's, CONTRACT.md), the CAPI Cluster and the SveltosCluster (optional, so that annotation edits re-render the values) and the regional admin
 VMUser Secret made by the KOF operator (optional: without it the VictoriaMetrics operator generates a password).
 Input: dict {root, self}. Output: YAML list of Sveltos TemplateResourceRef objects.
 */}}
@@ -71,6 +71,7 @@ Input: dict {root, self}. Output: YAML list of Sveltos TemplateResourceRef objec
 {{- $admin = dict "apiVersion" "v1" "kind" "Secret" "namespace" $v.kcmNamespace "name" (printf "kof-vmuser-creds-%s" (include "kof.names.adminVMUserBase" (dict "cluster" $v.regionless.clusterName "namespace" $v.kcmNamespace))) -}}
 {{- end -}}
 {{- toYaml (list
+  (dict "identifier" "ClusterDeployment" "optional" true "resource" (dict "apiVersion" "k0rdent.mirantis.com/v1beta1" "kind" "ClusterDeployment" "name" "{{ .ClusterName }}"))
   (dict "identifier" "Cluster" "optional" true "resource" (dict "apiVersion" "cluster.x-k8s.io/v1beta2" "kind" "Cluster" "name" "{{ .ClusterName }}"))
   (dict "identifier" "SveltosCluster" "optional" true "resource" (dict "apiVersion" "lib.projectsveltos.io/v1beta1" "kind" "SveltosCluster" "name" "{{ .ClusterName }}"))
   (dict "identifier" "AdminVMUser" "optional" true "resource" $admin)
