@@ -16,7 +16,7 @@ Checks: at most one storage mode of regionless, M2M and M2R (docs/values-contrac
 {{- $modes = append $modes "kof-child.values.fromManagement.toRegionalCluster.name" -}}
 {{- end -}}
 {{- if gt (len $modes) 1 -}}
-{{- fail (printf "storage modes conflict: %s are all set; keep at most one of regionless.enabled, kof-child.values.fromManagement.toManagementCluster.enabled (M2M) and kof-child.values.fromManagement.toRegionalCluster.name (M2R)" (join " and " $modes)) -}}
+{{- fail (printf "storage modes conflict: %s are set together; keep at most one of regionless.enabled, kof-child.values.fromManagement.toManagementCluster.enabled (M2M) and kof-child.values.fromManagement.toRegionalCluster.name (M2R)" (join " and " $modes)) -}}
 {{- end -}}
 {{- range .Values.global.components -}}
 {{- if not (hasKey $.Values .) -}}
