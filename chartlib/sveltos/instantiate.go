@@ -175,8 +175,12 @@ func (e *engine) execute(text, name string) (string, error) {
 	return executeWith(text, name, e.funcs, e.data())
 }
 
-// executeWith parses and executes text with funcs against data.
+// executeWith parses and executes text with funcs against data. A text without "{{" holds no action, so its
+// output is the text itself and the template is not built.
 func executeWith(text, name string, funcs template.FuncMap, data Data) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return text, nil
+	}
 	tmpl, err := template.New(name).Option("missingkey=error").Funcs(funcs).Parse(text)
 	if err != nil {
 		return "", err

@@ -20,6 +20,9 @@ const (
 	RuleTabIndent Rule = "tab-indent"
 	// RuleCarriageReturn: the text contains a CR (pass 1 double-quotes the text).
 	RuleCarriageReturn Rule = "carriage-return"
+	// RuleQuotedScalar: a multi-line text that pass 1 double-quotes for another reason than trailing spaces,
+	// tabs or CRs (control or special characters), with the same consequences.
+	RuleQuotedScalar Rule = "quoted-scalar"
 	// RuleQuoteInAction: a "..." string inside an action of a text that pass 1 double-quotes: pass 1 escapes
 	// the quote and the template no longer parses.
 	RuleQuoteInAction Rule = "quote-in-action"
@@ -43,6 +46,9 @@ const (
 	// RuleUncheckedFromYaml: the result of fromYaml/fromJson/fromToml is used without checking its Error key,
 	// so bad input silently becomes {"Error": "..."}.
 	RuleUncheckedFromYaml Rule = "unchecked-from-yaml"
+	// RuleErrorField: $v.Error read on a fromYaml result: with missingkey=error it fails whenever parsing
+	// succeeded (the key is absent); test hasKey $v "Error" instead.
+	RuleErrorField Rule = "error-field-access"
 	// RuleParse: the text is not a valid template.
 	RuleParse Rule = "parse"
 )
@@ -141,6 +147,9 @@ func (l *linter) template() {
 	}
 	raw, _ := yaml.Marshal(l.text)
 	w := &walker{l: l, style: raw[0], assigned: map[string]int{}, checked: map[string]bool{}}
+	if w.style == '"' && len(l.findings) == 0 && strings.Contains(l.text, "\n") {
+		l.add(1, RuleQuotedScalar, "the text holds characters (control or special characters) that make pass 1 double-quote it; keep values to printable text")
+	}
 	names := make([]string, 0, len(trees))
 	for name := range trees {
 		names = append(names, name)
@@ -220,7 +229,7 @@ func (w *walker) cmd(c *parse.CommandNode, declared bool) {
 		w.l.add(w.line(c.Position()), RuleHelmOnly, "%q is a Helm function; Sveltos does not define it (use dig, fail, getResource)", name)
 	case slices.Contains(fromFuncs(), name) && !declared:
 		w.l.add(w.line(c.Position()), RuleUncheckedFromYaml,
-			"%s result used directly: bad input yields a map with key Error; assign it ($v := %s ...) and check $v.Error", name, name)
+			"%s result used directly: bad input yields a map with key Error; assign it ($v := %s ...) and test hasKey $v \"Error\"", name, name)
 	case slices.Contains([]string{"hasKey", "index", "get", "dig"}, name):
 		w.markErrorCheck(c.Args)
 	}
@@ -255,7 +264,8 @@ func (w *walker) arg(a parse.Node) {
 		}
 	case *parse.VariableNode:
 		if len(a.Ident) >= 2 && a.Ident[1] == "Error" {
-			w.checked[a.Ident[0]] = true
+			w.l.add(w.line(a.Position()), RuleErrorField,
+				"%s.Error fails with missingkey=error when parsing succeeded; test hasKey %s \"Error\" first", a.Ident[0], a.Ident[0])
 		}
 		if len(a.Ident) >= 2 && a.Ident[0] == "$" {
 			w.field(a.Ident[1:], a.Position())
@@ -291,7 +301,9 @@ func (w *walker) action(a *parse.ActionNode) {
 		}
 	case '|':
 		last := a.Pipe.Cmds[len(a.Pipe.Cmds)-1]
-		if name := firstIdent(last); slices.Contains(multiline(), name) {
+		if newlineString(a.Pipe) {
+			w.l.add(n, RuleMultilineOutput, "a string with a line break inside an action: in double-pass mode pass 1 moves the following line 2 columns left or drops it; keep action output on one line")
+		} else if name := firstIdent(last); slices.Contains(multiline(), name) {
 			where := "at line start"
 			if w.nested(a.Position()) {
 				where = "nested under literal text"
@@ -331,7 +343,7 @@ func (w *walker) finish() {
 	for _, v := range vars {
 		if !w.checked[v] {
 			w.l.add(w.assigned[v], RuleUncheckedFromYaml,
-				"%s holds a fromYaml result that is never checked: bad input yields a map with key Error; test %s.Error and fail", v, v)
+				"%s holds a fromYaml result that is never checked: bad input yields a map with key Error; test hasKey %s \"Error\" and fail", v, v)
 		}
 	}
 }
@@ -352,6 +364,18 @@ func delimString(p *parse.PipeNode) bool {
 	for _, c := range p.Cmds {
 		for _, a := range c.Args {
 			if s, ok := a.(*parse.StringNode); ok && (strings.Contains(s.Text, "{{") || strings.Contains(s.Text, "}}")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// newlineString reports whether a pipeline holds a string literal with a line break.
+func newlineString(p *parse.PipeNode) bool {
+	for _, c := range p.Cmds {
+		for _, a := range c.Args {
+			if s, ok := a.(*parse.StringNode); ok && strings.ContainsAny(s.Text, "\n\r") {
 				return true
 			}
 		}

@@ -78,8 +78,26 @@ func TestLint(t *testing.T) {
 			lines:  []int{1},
 		},
 		{
-			name:   "fromYaml checked with $v.Error",
+			name:   "fromYaml checked with $v.Error, which fails on good input",
 			values: "{{- $v := fromYaml \"x: 1\" }}\n{{- if $v.Error }}{{ fail $v.Error }}{{ end }}\na: {{ $v.x }}\n",
+			want:   []Rule{RuleUncheckedFromYaml, RuleErrorField, RuleErrorField},
+			lines:  []int{1, 2, 2},
+		},
+		{
+			name:   "fromYaml checked with hasKey",
+			values: "{{- $v := fromYaml \"x: 1\" }}\n{{- if hasKey $v \"Error\" }}{{ fail (get $v \"Error\") }}{{ end }}\na: {{ $v.x }}\n",
+		},
+		{
+			name:   "string with a line break in an action",
+			values: "a:\n  b: {{ \"x\\ny\" }}\n",
+			want:   []Rule{RuleMultilineOutput},
+			lines:  []int{2},
+		},
+		{
+			name:   "control character makes the text double-quoted",
+			values: "a: \x01\nb: 2\n",
+			want:   []Rule{RuleQuotedScalar},
+			lines:  []int{1},
 		},
 		{
 			name:   "fromJson checked with hasKey",
@@ -114,6 +132,13 @@ func TestLint(t *testing.T) {
 				t.Errorf("lines (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestErrorFieldFailsOnGoodInput(t *testing.T) {
+	values := "{{- $v := fromYaml \"x: 1\" }}\n{{- if $v.Error }}{{ fail \"bad\" }}{{ end }}\na: 1\n"
+	if e := mustFail(t, input(t, values, SinglePass)); !strings.Contains(e.Error(), `map has no entry for key "Error"`) {
+		t.Errorf("error %q, want the missingkey failure on .Error", e)
 	}
 }
 

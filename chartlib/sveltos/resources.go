@@ -102,6 +102,9 @@ func renderRefTemplate(raw, tmplName string, cc clusterContext, funcs template.F
 	if raw == "" {
 		return cc.ClusterNamespace, nil
 	}
+	if !strings.Contains(raw, "{{") {
+		return raw, nil // literal template text passes html/template unchanged
+	}
 	tmpl, err := htmltemplate.New(tmplName).Option("missingkey=error").Funcs(funcs).Parse(raw)
 	if err != nil {
 		return "", err
