@@ -1,0 +1,245 @@
+// Package promxyservergroup is the controller that turns PromxyServerGroups into promxy's config Secret.
+//
+// All PromxyServerGroups that carry the label `k0rdent.mirantis.com/secret-name: <S>` (in any namespace) make one
+// Secret `<S>` in the promxy namespace, key `config.yaml`, with one server group each in namespace/name order
+// (CONTRACT.md, "Promxy configuration"). Basic auth credentials are read from the Secrets the groups reference, and
+// those Secrets are watched. The Secret is written by server-side apply only when its content differs, and only
+// then is every Running promxy pod asked to reload (HTTP POST `/-/reload`).
+package promxyservergroup
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/promxy"
+)
+
+// ControllerName names the controller (metrics, logs, events).
+const ControllerName = "promxyservergroup"
+
+// DefaultReloadPort is the port promxy listens on for HTTP (promxy's `--bind-addr` default :8082).
+const DefaultReloadPort = 8082
+
+// Reconciler keeps the promxy config Secrets in line with the PromxyServerGroups. Set every field except those
+// marked optional before calling SetupWithManager.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder emits events on PromxyServerGroups (transitions and failures only).
+	Recorder events.EventRecorder
+	// Namespace is where the promxy config Secrets and the promxy pods live (config RELEASE_NAMESPACE).
+	Namespace string
+	// PodSelector selects the promxy pods to reload (config KOF_PROMXY_POD_SELECTOR).
+	PodSelector labels.Selector
+	// Options carry the Alertmanager and remote_write URLs of the promxy configuration.
+	Options promxy.Options
+	// HTTPClient sends the reload requests; optional, http.DefaultClient when nil. Tests inject a client that
+	// reaches an httptest server.
+	HTTPClient *http.Client
+	// ReloadPort is the promxy pods' HTTP port; optional, DefaultReloadPort when 0.
+	ReloadPort int
+
+	// reloaded remembers, per Secret, the config that every promxy pod last reloaded successfully.
+	mu       sync.Mutex
+	reloaded map[types.NamespacedName]string
+}
+
+// SetupWithManager registers the controller with mgr: PromxyServerGroup events and events of the Secrets they
+// reference (or that they name as config Secret) enqueue the config Secret's key. It returns the builder's error.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil || r.Recorder == nil || r.Namespace == "" || r.PodSelector == nil {
+		return fmt.Errorf("setup %s controller: Client, Recorder, Namespace and PodSelector are required", ControllerName)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		Watches(&kofv1.PromxyServerGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToSecret)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToSecrets)).
+		Complete(r)
+}
+
+// groupToSecret maps a PromxyServerGroup to the key of its config Secret.
+func (r *Reconciler) groupToSecret(_ context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetLabels()[kofv1.SecretNameLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: name}}}
+}
+
+// secretToSecrets maps a Secret to the config Secrets it feeds: itself when it is a config Secret, and the config
+// Secret of every PromxyServerGroup whose basic auth references it.
+func (r *Reconciler) secretToSecrets(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list kofv1.PromxyServerGroupList
+	if err := r.Client.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list PromxyServerGroups for a Secret event", "secret", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []reconcile.Request
+	for _, g := range list.Items {
+		name := g.Labels[kofv1.SecretNameLabel]
+		if name == "" || seen[name] {
+			continue
+		}
+		own := obj.GetNamespace() == r.Namespace && obj.GetName() == name
+		ref := obj.GetNamespace() == g.Namespace && obj.GetName() == g.Spec.HTTPClient.BasicAuth.CredentialsSecretName
+		if own || ref {
+			seen[name] = true
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: name}})
+		}
+	}
+	return out
+}
+
+// Reconcile builds the promxy config Secret req (namespace = promxy namespace, name = secret-name label value) from
+// its PromxyServerGroups, applies it when it differs, reloads promxy when the config changed, and patches the status
+// of each group once at the end. Transient API errors are returned for backoff.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, err error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("secret", req.NamespacedName)
+	var list kofv1.PromxyServerGroupList
+	if err := r.Client.List(ctx, &list, client.MatchingLabels{kofv1.SecretNameLabel: req.Name}); err != nil {
+		return reconcile.Result{}, fmt.Errorf("list PromxyServerGroups of secret %s: %w", req.Name, err)
+	}
+	groups := slices.Clone(list.Items)
+	slices.SortFunc(groups, func(a, b kofv1.PromxyServerGroup) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	outcomes := make([]outcome, len(groups))
+	defer func() {
+		if perr := r.patchStatuses(ctx, groups, outcomes); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+
+	inputs, err := r.collect(ctx, groups, outcomes)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	config, err := promxy.Render(r.Options, inputs)
+	if err != nil {
+		// Options are validated at start-up and groups before rendering, so this is a configuration fault.
+		markAll(outcomes, failure(kofv1.ReasonInvalidSpec, err.Error()))
+		return reconcile.Result{}, nil
+	}
+	written, err := r.applySecret(ctx, req.NamespacedName, config)
+	if err != nil {
+		markAll(outcomes, failure(kofv1.ReasonApplyFailed, err.Error()))
+		return reconcile.Result{}, err
+	}
+	if written {
+		log.Info("promxy config Secret written", "serverGroups", len(inputs))
+	}
+	if err := r.reloadIfChanged(ctx, req.NamespacedName, config); err != nil {
+		markAll(outcomes, failure(kofv1.ReasonReloadFailed, err.Error()))
+		return reconcile.Result{}, err
+	}
+	markAll(outcomes, outcome{ok: true, reason: kofv1.ReasonSucceeded, message: "part of promxy config Secret " + req.Name})
+	return reconcile.Result{}, nil
+}
+
+// collect turns the groups into promxy inputs, recording in outcomes why a group is left out. Missing credential
+// Secrets or keys leave the group out (the Secret watch brings it back); other read errors are returned.
+func (r *Reconciler) collect(ctx context.Context, groups []kofv1.PromxyServerGroup, outcomes []outcome) ([]promxy.Group, error) {
+	var inputs []promxy.Group
+	for i := range groups {
+		g := &groups[i]
+		if !g.DeletionTimestamp.IsZero() {
+			outcomes[i] = outcome{skip: true}
+			continue
+		}
+		in := promxy.Group{
+			Namespace: g.Namespace, Name: g.Name, Cluster: g.Spec.ClusterName,
+			Targets: g.Spec.Targets, PathPrefix: g.Spec.PathPrefix, Scheme: g.Spec.Scheme,
+			DialTimeout:        g.Spec.HTTPClient.DialTimeout,
+			InsecureSkipVerify: g.Spec.HTTPClient.TLSConfig.InsecureSkipVerify,
+		}
+		if in.Scheme == "" {
+			in.Scheme = kofv1.SchemeHTTPS
+		}
+		if problems := in.Validate(); len(problems) > 0 {
+			outcomes[i] = failure(kofv1.ReasonInvalidSpec, joinErrors(problems))
+			continue
+		}
+		auth, reason, err := r.basicAuth(ctx, g)
+		if err != nil {
+			if reason == "" {
+				return nil, err
+			}
+			outcomes[i] = failure(reason, err.Error())
+			continue
+		}
+		in.BasicAuth = auth
+		inputs = append(inputs, in)
+	}
+	return inputs, nil
+}
+
+// basicAuth reads the credentials a group references. It returns nil when the group has none; a reason with the
+// error when the user must fix something (missing Secret or key); no reason for transient API errors.
+func (r *Reconciler) basicAuth(ctx context.Context, g *kofv1.PromxyServerGroup) (*promxy.BasicAuth, string, error) {
+	ref := g.Spec.HTTPClient.BasicAuth
+	if ref.CredentialsSecretName == "" {
+		return nil, "", nil
+	}
+	var s corev1.Secret
+	key := types.NamespacedName{Namespace: g.Namespace, Name: ref.CredentialsSecretName}
+	if err := r.Client.Get(ctx, key, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, kofv1.ReasonNotFound, fmt.Errorf("spec.http_client.basic_auth.credentials_secret_name: Secret %s not found; create it or fix the name", key)
+		}
+		return nil, "", fmt.Errorf("get credentials Secret %s: %w", key, err)
+	}
+	user, okUser := s.Data[ref.UsernameKey]
+	pass, okPass := s.Data[ref.PasswordKey]
+	if !okUser || !okPass {
+		return nil, kofv1.ReasonNotFound, fmt.Errorf("spec.http_client.basic_auth: Secret %s lacks key %q or %q; fix username_key/password_key", key, ref.UsernameKey, ref.PasswordKey)
+	}
+	return &promxy.BasicAuth{Username: string(user), Password: string(pass)}, "", nil
+}
+
+// applySecret applies the config Secret when its `config.yaml` or labels differ from the desired ones and reports
+// whether it wrote.
+func (r *Reconciler) applySecret(ctx context.Context, key types.NamespacedName, config []byte) (bool, error) {
+	var current corev1.Secret
+	err := r.Client.Get(ctx, key, &current)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, fmt.Errorf("get promxy config Secret %s: %w", key, err)
+	}
+	if err == nil && string(current.Data[promxy.ConfigKey]) == string(config) &&
+		current.Labels[kofv1.ManagedByLabel] == kofv1.ManagedBy {
+		return false, nil
+	}
+	ac := corev1ac.Secret(key.Name, key.Namespace).
+		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(map[string][]byte{promxy.ConfigKey: config})
+	if err := r.Client.Apply(ctx, ac, client.FieldOwner(kofv1.ManagedBy), client.ForceOwnership); err != nil {
+		return false, fmt.Errorf("apply promxy config Secret %s: %w", key, err)
+	}
+	return true, nil
+}
+
+// joinErrors joins error messages with "; ".
+func joinErrors(errs []error) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
