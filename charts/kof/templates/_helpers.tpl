@@ -101,7 +101,8 @@ regionless.*, tls.*, istio.enabled, autoUpgrade and catalog. Input: the root con
 {{/*
 kof.componentValues: the values of a KOF component's HelmRelease: the injected shared keys, deep-merged with the
 component's `values` (an explicit component value wins). kof-regional also gets `storage` from
-`kof-storage.values` (with the shared keys injected), below its own values. Structured values are merged, never
+`kof-storage.values` (with the shared keys injected), and kof-mothership `kcm.namespace` / `kcm.kofRepository` from
+`global.helmRepo` (the source of its ServiceTemplates), both below the component's own values. Structured values are merged, never
 YAML strings. Input: dict {root, name}. Output: YAML map.
 */}}
 {{- define "kof.componentValues" -}}
@@ -111,6 +112,10 @@ YAML strings. Input: dict {root, name}. Output: YAML map.
 {{- if eq .name "kof-regional" -}}
 {{- $storage := mustMergeOverwrite (include "kof.injected" .root | fromYaml) (deepCopy (index .root.Values "kof-storage").values) -}}
 {{- $merged = mustMergeOverwrite $merged (dict "storage" $storage) -}}
+{{- end -}}
+{{- if eq .name "kof-mothership" -}}
+{{- $repo := .root.Values.global.helmRepo -}}
+{{- $merged = mustMergeOverwrite $merged (dict "kcm" (dict "namespace" $repo.namespace "kofRepository" $repo.name)) -}}
 {{- end -}}
 {{- toYaml (mustMergeOverwrite $merged $own) -}}
 {{- end -}}

@@ -291,6 +291,8 @@ func checkKofExistingRepo(t *testing.T, res *render.Result) {
 			"kof-regional":   {"kof-mothership"},
 			"kof-child":      {"kof-mothership"},
 		})
+	wantValue(t, res, "kof-mothership", "kof-mirror", "kcm", "kofRepository")
+	wantValue(t, res, "kof-mothership", fluxNamespace, "kcm", "namespace")
 	hr := mustGet(t, res, "HelmRelease", fluxNamespace, "kof-mothership")
 	if got := str(t, hr, "spec", "targetNamespace"); got != "kof-system" {
 		t.Errorf("kof-mothership targetNamespace %q, want kof-system", got)

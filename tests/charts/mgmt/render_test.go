@@ -17,15 +17,16 @@ const namespace = "kof"
 func chartDir(chart string) string { return filepath.Join("..", "..", "..", "charts", chart) }
 
 // renderSpec is one render of a chart: values files (relative to the chart for ci/ files), inline values and
-// lookup fixtures.
+// lookup fixtures; lenient renders without missingkey=error, as Flux's helm-controller does.
 type renderSpec struct {
-	chart  string
-	files  []string
-	values map[string]any
-	lookup []*unstructured.Unstructured
+	chart   string
+	files   []string
+	values  map[string]any
+	lookup  []*unstructured.Unstructured
+	lenient bool
 }
 
-// options returns the chartlib options of s: release name = chart name, namespace kof, strict mode.
+// options returns the chartlib options of s: release name = chart name, namespace kof, strict unless lenient.
 func (s renderSpec) options() render.Options {
 	return render.Options{
 		ChartDir:    chartDir(s.chart),
@@ -34,7 +35,7 @@ func (s renderSpec) options() render.Options {
 		ValuesFiles: s.files,
 		Values:      s.values,
 		Lookup:      s.lookup,
-		Strict:      true,
+		Strict:      !s.lenient,
 	}
 }
 
