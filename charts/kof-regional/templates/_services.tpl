@@ -46,7 +46,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $prev := dict -}}
 {{- range $svcs -}}
 {{- $s := dict "name" .name "namespace" .namespace "template" .template "values" (include "kof-regional.layer2" (dict "root" $root "file" .file "data" .data)) -}}
-{{- with .valuesFrom -}}
+{{- with get . "valuesFrom" -}}
 {{- $_ := set $s "valuesFrom" . -}}
 {{- end -}}
 {{- if $prev -}}

@@ -1,0 +1,144 @@
+package remote
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/render"
+)
+
+// remoteCharts are the charts this package covers.
+var remoteCharts = []string{"kof-storage", "kof-collectors", "kof-regional", "kof-child"}
+
+// TestChartGoldens renders every chart with its defaults and with each ci/ file, compares the objects with the
+// goldens and checks the invariants every render must keep.
+func TestChartGoldens(t *testing.T) {
+	for _, chart := range remoteCharts {
+		cases := map[string][]string{"00-defaults": nil}
+		for _, f := range ciFiles(t, chart) {
+			cases[caseName(f)] = []string{f}
+		}
+		for name, files := range cases {
+			t.Run(chart+"/"+name, func(t *testing.T) {
+				res := renderChart(t, renderSpec{chart: chart, files: files})
+				checkGolden(t, chart+"/"+name+".yaml", manifestYAML(t, res))
+				checkInvariants(t, res)
+			})
+		}
+	}
+}
+
+// checkInvariants asserts what holds for every render: no two objects share kind, namespace and name; every
+// MultiClusterService has a non-empty clusterSelector; every workload has resources and a restricted security
+// context.
+func checkInvariants(t *testing.T, res *render.Result) {
+	t.Helper()
+	if d := res.Duplicates(); len(d) > 0 {
+		t.Errorf("objects rendered twice: %v", d)
+	}
+	for _, mcs := range res.OfKind("MultiClusterService") {
+		sel, _, _ := unstructured.NestedMap(mcs.Object, "spec", "clusterSelector")
+		if len(sel) == 0 {
+			t.Errorf("MCS %s: empty clusterSelector selects every cluster", mcs.GetName())
+		}
+	}
+	for _, w := range workloads(res) {
+		checkRestricted(t, w.where, w.securityContext)
+		if len(w.resources) == 0 {
+			t.Errorf("%s: no resources", w.where)
+		}
+	}
+}
+
+// workload is one container-running part of a rendered custom resource.
+type workload struct {
+	where           string
+	securityContext map[string]any
+	resources       map[string]any
+	image           string
+}
+
+// workloads returns every workload the VictoriaMetrics and OpenTelemetry operators will run for res.
+func workloads(res *render.Result) []workload {
+	var out []workload
+	parts := map[string][][]string{
+		"VMCluster":              {{"spec", "vmstorage"}, {"spec", "vmselect"}, {"spec", "vminsert"}},
+		"VMAuth":                 {{"spec"}},
+		"VLCluster":              {{"spec", "vlinsert"}, {"spec", "vlselect"}, {"spec", "vlstorage"}},
+		"VTCluster":              {{"spec", "insert"}, {"spec", "select"}, {"spec", "storage"}},
+		"OpenTelemetryCollector": {{"spec"}},
+	}
+	for kind, paths := range parts {
+		for _, obj := range res.OfKind(kind) {
+			for _, p := range paths {
+				m, ok, _ := unstructured.NestedMap(obj.Object, p...)
+				if !ok {
+					continue
+				}
+				sc, _, _ := unstructured.NestedMap(m, "securityContext")
+				rs, _, _ := unstructured.NestedMap(m, "resources")
+				img := ""
+				switch v := m["image"].(type) {
+				case string:
+					img = v
+				case map[string]any:
+					img = fmt.Sprintf("%v:%v", v["repository"], v["tag"])
+				}
+				out = append(out, workload{
+					where: fmt.Sprintf("%s %s %s", kind, obj.GetName(), strings.Join(p, ".")),
+					securityContext: sc, resources: rs, image: img,
+				})
+			}
+		}
+	}
+	return out
+}
+
+// checkRestricted asserts a restricted security context: runAsNonRoot, readOnlyRootFilesystem,
+// allowPrivilegeEscalation false, seccomp RuntimeDefault, capabilities drop ALL.
+func checkRestricted(t *testing.T, where string, sc map[string]any) {
+	t.Helper()
+	if sc["runAsNonRoot"] != true || sc["readOnlyRootFilesystem"] != true || sc["allowPrivilegeEscalation"] != false {
+		t.Errorf("%s: security context not restricted: %v", where, sc)
+	}
+	if typ, _, _ := unstructured.NestedString(sc, "seccompProfile", "type"); typ != "RuntimeDefault" {
+		t.Errorf("%s: seccompProfile %q, want RuntimeDefault", where, typ)
+	}
+	drop, _, _ := unstructured.NestedStringSlice(sc, "capabilities", "drop")
+	if len(drop) != 1 || drop[0] != "ALL" {
+		t.Errorf("%s: capabilities.drop %v, want [ALL]", where, drop)
+	}
+}
+
+// TestGlobalRegistryPrefixesOnce renders the remote workloads with global.registry and checks that every image
+// starts with the registry exactly once.
+func TestGlobalRegistryPrefixesOnce(t *testing.T) {
+	const registry = "registry.example.com"
+	for _, chart := range []string{"kof-storage", "kof-collectors"} {
+		res := renderChart(t, renderSpec{chart: chart, values: map[string]any{
+			"global": map[string]any{"registry": registry},
+			"kcm":    map[string]any{"monitoring": true},
+		}})
+		ws := workloads(res)
+		if len(ws) == 0 {
+			t.Fatalf("%s: no workloads", chart)
+		}
+		images := []string{}
+		for _, w := range ws {
+			images = append(images, w.image)
+		}
+		for _, obj := range res.OfKind("OpenTelemetryCollector") {
+			if img, ok, _ := unstructured.NestedString(obj.Object, "spec", "targetAllocator", "image"); ok {
+				images = append(images, img)
+			}
+		}
+		for _, img := range images {
+			if !strings.HasPrefix(img, registry+"/") || strings.Count(img, registry) != 1 {
+				t.Errorf("%s: image %q does not start with %s/ exactly once", chart, img, registry)
+			}
+		}
+	}
+}
