@@ -30,6 +30,9 @@ type engine struct {
 	infra     map[string]any
 	kcp       map[string]any
 	resources map[string]map[string]any
+	// pass1 is shared by every chart entry field of pass 1; pass2 by values in pass 2 and templated
+	// valuesFrom documents (Sveltos fetches the cluster objects once for each).
+	pass1, pass2 Data
 }
 
 // Instantiate evaluates in.Values for in.Cluster the way Sveltos' addon-controller does for one helm chart
@@ -50,7 +53,7 @@ func Instantiate(in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	text, err := e.execute(entry.Values, e.templateName(in.Service))
+	text, err := e.execute(entry.Values, e.templateName(in.Service), e.pass2)
 	if err != nil {
 		line := errorLine(err, templateLine)
 		stage := "values"
@@ -71,7 +74,7 @@ func Instantiate(in Input) (Result, error) {
 	}
 	return Result{
 		ReleaseName: entry.ReleaseName, ReleaseNamespace: entry.ReleaseNamespace,
-		Text: text, Values: values, Data: e.data(),
+		Text: text, Values: values, Data: e.pass2,
 	}, nil
 }
 
@@ -98,6 +101,7 @@ func newEngine(in Input) (*engine, error) {
 		return nil, e.fail("resolve templateResourceRefs", 0, "", "", err)
 	}
 	e.funcs = withResources(e.base, e.resources)
+	e.pass1, e.pass2 = e.data(), e.data()
 	return e, nil
 }
 
@@ -152,8 +156,8 @@ func (e *engine) referenced(field string) (map[string]any, error) {
 	return content, nil
 }
 
-// data returns what a pass sees: fresh copies of the cluster objects (Sveltos fetches them for each pass) and
-// the .MgmtResources shared by all passes.
+// data returns what a pass sees: fresh copies of the cluster objects and the .MgmtResources shared by all
+// passes.
 func (e *engine) data() Data {
 	cp := func(m map[string]any) map[string]any {
 		if m == nil {
@@ -170,9 +174,9 @@ func (e *engine) templateName(requestor string) string {
 	return fmt.Sprintf("%s-%s-%s", e.in.Cluster.GetNamespace(), e.in.Cluster.GetName(), requestor)
 }
 
-// execute runs text as a text/template with missingkey=error against a fresh Data.
-func (e *engine) execute(text, name string) (string, error) {
-	return executeWith(text, name, e.funcs, e.data())
+// execute runs text as a text/template with missingkey=error against data.
+func (e *engine) execute(text, name string, data Data) (string, error) {
+	return executeWith(text, name, e.funcs, data)
 }
 
 // executeWith parses and executes text with funcs against data. A text without "{{" holds no action, so its
@@ -259,7 +263,7 @@ func instantiateField[T any](e *engine, field string, v T) (T, error) {
 	if err != nil {
 		return out, e.fail("pass 1 ("+field+")", 0, "", "", fmt.Errorf("marshal field: %w", err))
 	}
-	text, err := e.execute(string(raw), e.templateName(pass1Requestor))
+	text, err := e.execute(string(raw), e.templateName(pass1Requestor), e.pass1)
 	if err != nil {
 		line := errorLine(err, templateLine)
 		return out, e.fail(passOneStage(e.mode, field), line, lineOf(string(raw), line), "", err)

@@ -438,3 +438,15 @@ func hasRule(findings []Finding, rule Rule, line int) bool {
 	}
 	return false
 }
+
+func TestClusterIsFetchedAgainForPassTwo(t *testing.T) {
+	// Pass 1 renames its copy of the cluster; pass 2 executes what pass 1 emitted against a fresh copy.
+	values := `{{- $_ := chainSetField .Cluster "metadata.name" "renamed" }}
+first: {{ .Cluster.metadata.name }}
+second: {{ "{{" }} .Cluster.metadata.name {{ "}}" }}
+`
+	want := map[string]any{"first": "renamed", "second": "child-1"}
+	if diff := cmp.Diff(want, mustInstantiate(t, input(t, values, DoublePass)).Values); diff != "" {
+		t.Errorf("values (-want +got):\n%s", diff)
+	}
+}

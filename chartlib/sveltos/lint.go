@@ -294,29 +294,27 @@ func (w *walker) action(a *parse.ActionNode) {
 	if delimString(a.Pipe) {
 		w.l.add(n, RuleEscapedDelims, "an action that outputs {{ or }} is executed again by pass 2 in double-pass mode; escape twice or avoid template delimiters in values")
 	}
-	switch w.style {
-	case '"':
-		if quotedString(a.Pipe) {
-			w.l.add(n, RuleQuoteInAction, `a "..." string inside an action breaks once pass 1 double-quotes the values text; use a `+"`...`"+` raw string or fix the whitespace findings`)
-		}
-	case '|':
-		last := a.Pipe.Cmds[len(a.Pipe.Cmds)-1]
-		if newlineString(a.Pipe) {
-			w.l.add(n, RuleMultilineOutput, "a string with a line break inside an action: in double-pass mode pass 1 moves the following line 2 columns left or drops it; keep action output on one line")
-		} else if name := firstIdent(last); slices.Contains(multiline(), name) {
-			where := "at line start"
-			if w.nested(a.Position()) {
-				where = "nested under literal text"
-			}
-			w.l.add(n, RuleMultilineOutput,
-				"multi-line output of %s %s: in double-pass mode pass 1 moves its continuation lines 2 columns left or drops them; emit one line of flow YAML with toJson",
-				name, where)
-		}
-	default:
+	if w.style == '"' && quotedString(a.Pipe) {
+		w.l.add(n, RuleQuoteInAction, `a "..." string inside an action breaks once pass 1 double-quotes the values text; use a `+"`...`"+` raw string or fix the whitespace findings`)
+	}
+	if w.style != '|' && w.style != '"' {
 		if !w.singleLine {
 			w.singleLine = true
 			w.l.add(n, RuleSingleLine, "single-line values text with an action: pass 1 makes it a quoted or plain YAML scalar, and output containing ' or \": \" breaks it; write the values on several lines")
 		}
+		return
+	}
+	last := a.Pipe.Cmds[len(a.Pipe.Cmds)-1]
+	if newlineString(a.Pipe) {
+		w.l.add(n, RuleMultilineOutput, "a string with a line break inside an action: in double-pass mode pass 1 moves the following line 2 columns left or drops it; keep action output on one line")
+	} else if name := firstIdent(last); slices.Contains(multiline(), name) {
+		where := "at line start"
+		if w.nested(a.Position()) {
+			where = "nested under literal text"
+		}
+		w.l.add(n, RuleMultilineOutput,
+			"multi-line output of %s %s: in double-pass mode pass 1 moves its continuation lines 2 columns left or drops them; emit one line of flow YAML with toJson",
+			name, where)
 	}
 }
 

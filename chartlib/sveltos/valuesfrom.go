@@ -82,7 +82,7 @@ func (e *engine) mergeValuesFrom(list []ValuesFrom, values map[string]any) (map[
 		}
 	}
 	for _, d := range templated {
-		text, err := e.execute(d.text, e.templateName(e.in.Service))
+		text, err := e.execute(d.text, e.templateName(e.in.Service), e.pass2)
 		if err != nil {
 			line := errorLine(err, templateLine)
 			return nil, e.fail(d.where, line, lineOf(d.text, line), "", err)
