@@ -38,11 +38,12 @@ app.kubernetes.io/part-of: kof
 {{- end -}}
 
 {{/*
-kof-operators.enabled: the operators to install: those of `operators` whose block is enabled, in that order.
-Input: the root context. Output: YAML list of {name, repository, chart, version, values}.
+kof-operators.enabled: the operators to install through Flux: those of `operators` whose block is enabled, in that
+order; none when the effective delivery is `none`. Input: the root context. Output: YAML list of {name, repository, chart, version, values}.
 */}}
 {{- define "kof-operators.enabled" -}}
 {{- $out := list -}}
+{{- if eq (include "kof-operators.delivery" .) "flux" -}}
 {{- range .Values.operators -}}
 {{- $block := index $.Values . -}}
 {{- if $block.enabled -}}
@@ -50,7 +51,20 @@ Input: the root context. Output: YAML list of {name, repository, chart, version,
 {{- $out = append $out (dict "name" . "repository" $entry.repository "chart" $entry.chart "version" $entry.version "values" ($block.values | default dict)) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
 {{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof-operators.delivery: the effective delivery: `delivery`, with `auto` resolved to `flux` when the cluster serves
+helm.toolkit.fluxcd.io/v2 and to `none` otherwise. Input: the root context. Output: `flux` or `none`.
+*/}}
+{{- define "kof-operators.delivery" -}}
+{{- if eq .Values.delivery "auto" -}}
+{{- ternary "flux" "none" (.Capabilities.APIVersions.Has "helm.toolkit.fluxcd.io/v2") -}}
+{{- else -}}
+{{- .Values.delivery -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

@@ -51,6 +51,7 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof-operators/defaults":                 checkOperatorsDefaults,
 	"kof-operators/01-all-operators":         checkOperatorsAll,
 	"kof-operators/02-crds-only":             checkOperatorsCRDsOnly,
+	"kof-operators/03-no-flux":               checkOperatorsNoFlux,
 	"kof-mothership/defaults":                checkMothershipDefaults,
 	"kof-mothership/01-regionless":           checkMothershipRegionless,
 	"kof-mothership/02-grafana-certificates": checkMothershipGrafanaCertificates,

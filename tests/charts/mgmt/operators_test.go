@@ -79,6 +79,12 @@ func checkOperatorsCRDsOnly(t *testing.T, res *render.Result) {
 	checkOperatorReleases(t, res, map[string]operatorRelease{"kof-prometheus-operator-crds": promCRDs})
 }
 
+func checkOperatorsNoFlux(t *testing.T, res *render.Result) {
+	if res.Len() != 0 {
+		t.Errorf("delivery none renders %v, want nothing", res.KindSummary())
+	}
+}
+
 // TestOperatorsMissingCatalogEntry: an enabled operator without a catalog entry fails, naming both keys.
 func TestOperatorsMissingCatalogEntry(t *testing.T) {
 	err := renderError(t, renderSpec{chart: "kof-operators", values: map[string]any{
@@ -88,5 +94,21 @@ func TestOperatorsMissingCatalogEntry(t *testing.T) {
 		if !contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
+	}
+}
+
+// TestOperatorsOnRemoteCluster: without Flux (a remote cluster reached through KCM) the default `auto` delivery
+// renders nothing, and `flux` forces the Flux objects.
+func TestOperatorsOnRemoteCluster(t *testing.T) {
+	remote := renderChart(t, renderSpec{chart: "kof-operators", apiVersions: []string{}})
+	if remote.Len() != 0 {
+		t.Errorf("kof-operators without Flux renders %v, want nothing", remote.KindSummary())
+	}
+	if !contains(remote.Files["kof-operators/templates/NOTES.txt"], "rendered nothing") {
+		t.Errorf("NOTES do not explain the empty render: %q", remote.Files["kof-operators/templates/NOTES.txt"])
+	}
+	forced := renderChart(t, renderSpec{chart: "kof-operators", apiVersions: []string{}, values: map[string]any{"delivery": "flux"}})
+	if diff := cmp.Diff([]string{"kof-opentelemetry-operator", "kof-prometheus-operator-crds"}, names(forced, "HelmRelease")); diff != "" {
+		t.Errorf("forced flux delivery HelmReleases (-want +got):\n%s", diff)
 	}
 }

@@ -16,19 +16,30 @@ const namespace = "kof"
 // chartDir returns the directory of a chart of the repository.
 func chartDir(chart string) string { return filepath.Join("..", "..", "..", "charts", chart) }
 
-// renderSpec is one render of a chart: values files (relative to the chart for ci/ files), inline values and
-// lookup fixtures; lenient renders without missingkey=error, as Flux's helm-controller does.
+// managementAPIs are API versions the management cluster serves beyond Kubernetes' own (Flux, KCM); renders see
+// them in .Capabilities unless a renderSpec names its own.
+var managementAPIs = []string{"helm.toolkit.fluxcd.io/v2", "source.toolkit.fluxcd.io/v1", "k0rdent.mirantis.com/v1beta1"}
+
+// renderSpec is one render of a chart: values files (relative to the chart for ci/ files), inline values, lookup
+// fixtures and extra API versions (nil: managementAPIs); lenient renders without missingkey=error, as Flux's
+// helm-controller does.
 type renderSpec struct {
-	chart   string
-	files   []string
-	values  map[string]any
-	lookup  []*unstructured.Unstructured
-	lenient bool
+	chart       string
+	files       []string
+	values      map[string]any
+	lookup      []*unstructured.Unstructured
+	apiVersions []string
+	lenient     bool
 }
 
 // options returns the chartlib options of s: release name = chart name, namespace kof, strict unless lenient.
 func (s renderSpec) options() render.Options {
+	apis := s.apiVersions
+	if apis == nil {
+		apis = managementAPIs
+	}
 	return render.Options{
+		APIVersions: apis,
 		ChartDir:    chartDir(s.chart),
 		ReleaseName: s.chart,
 		Namespace:   namespace,
