@@ -1,0 +1,157 @@
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/endpoints"
+)
+
+// ErrNoRegional is returned (wrapped) by FindRegional when no rule binds a child to a regional cluster.
+var errNoRegional = errors.New("no regional cluster")
+
+// IsNoRegional reports whether err says that a child has no regional cluster.
+func IsNoRegional(err error) bool { return errors.Is(err, errNoRegional) }
+
+// Ref names a regional cluster.
+type Ref struct {
+	Name, Namespace string
+}
+
+// ExplicitRegional returns the regional named by the child's labels `k0rdent.mirantis.com/kof-regional-cluster-name`
+// and `...-namespace` (namespace defaults to the child's), and whether the name label is set.
+func ExplicitRegional(child Cluster) (Ref, bool) {
+	name := child.Labels[kofv1.RegionalClusterNameLabel]
+	if name == "" {
+		return Ref{}, false
+	}
+	ns := child.Labels[kofv1.RegionalClusterNamespaceLabel]
+	if ns == "" {
+		ns = child.Namespace
+	}
+	return Ref{Name: name, Namespace: ns}, true
+}
+
+// SameLocation reports whether a and b run on one known cloud in one non-empty location (aws region, azure location,
+// openstack region, vsphere datacenter).
+func SameLocation(a, b Cluster) bool {
+	return a.Cloud != "" && a.Cloud == b.Cloud && !a.Location.IsZero() && a.Location == b.Location
+}
+
+// FindRegional returns the regional cluster a child writes to: the one its labels name (ExplicitRegional), else a
+// regional on the same cloud and location, preferring the child's namespace and then the smallest `namespace/name`
+// so that the choice is stable. regionals may hold any clusters; only those with role regional count. When the
+// labels name a regional that is not in regionals, or no rule applies, the error (IsNoRegional) names the labels to
+// set.
+func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
+	if ref, ok := ExplicitRegional(child); ok {
+		for _, r := range regionals {
+			if r.Role == kofv1.RoleRegional && r.Name == ref.Name && r.Namespace == ref.Namespace {
+				return r, nil
+			}
+		}
+		return Cluster{}, fmt.Errorf("%w: regional cluster %s/%s named by label %s not found",
+			errNoRegional, ref.Namespace, ref.Name, kofv1.RegionalClusterNameLabel)
+	}
+	var found []Cluster
+	for _, r := range regionals {
+		if r.Role == kofv1.RoleRegional && SameLocation(child, r) {
+			found = append(found, r)
+		}
+	}
+	if len(found) == 0 {
+		return Cluster{}, fmt.Errorf("%w for %s: no regional cluster on the same cloud (%q) and location; set labels %s "+
+			"(and %s if the regional is in another namespace)", errNoRegional, child.Key(), child.Cloud,
+			kofv1.RegionalClusterNameLabel, kofv1.RegionalClusterNamespaceLabel)
+	}
+	sort.Slice(found, func(i, j int) bool {
+		ni, nj := found[i].Namespace == child.Namespace, found[j].Namespace == child.Namespace
+		if ni != nj {
+			return ni
+		}
+		return found[i].Key() < found[j].Key()
+	})
+	return found[0], nil
+}
+
+// ConfigMap data keys of the regional and child ConfigMaps (CONTRACT.md, "ConfigMap data keys (17)").
+const (
+	KeyRegionalClusterName      = "regional_cluster_name"
+	KeyRegionalClusterNamespace = "regional_cluster_namespace"
+	KeyRegionalClusterCloud     = "regional_cluster_cloud"
+	KeyIstioRole                = "istio_role"
+	KeyHTTPConfig               = "kof_http_config"
+	KeyReadMetrics              = "read_metrics_endpoint"
+	KeyWriteMetrics             = "write_metrics_endpoint"
+	KeyReadLogs                 = "read_logs_endpoint"
+	KeyWriteLogs                = "write_logs_endpoint"
+	KeyReadAuditLogs            = "read_audit_logs_endpoint"
+	KeyWriteAuditLogs           = "write_audit_logs_endpoint"
+	KeyReadTraces               = "read_traces_endpoint"
+	KeyWriteTraces              = "write_traces_endpoint"
+	KeyAWSRegion                = "aws_region"
+	KeyAzureLocation            = "azure_location"
+	KeyOpenStackRegion          = "openstack_region"
+	KeyVSphereDatacenter        = "vsphere_datacenter"
+)
+
+// RegionalData returns the 17-key data of regional cluster r's ConfigMap: its identity, cloud, location, Istio role,
+// canonical `kof-http-config` and the endpoints of endpoints.Regional. Errors come from malformed annotations and
+// name the annotation.
+func RegionalData(r Cluster) (map[string]string, error) {
+	set, err := endpoints.Regional(endpoints.Input{Cluster: r.Name, Annotations: r.Annotations, Istio: r.Istio()})
+	if err != nil {
+		return nil, err
+	}
+	hc, err := endpoints.ParseHTTPConfig(r.Annotations[kofv1.HTTPConfigAnnotation])
+	if err != nil {
+		return nil, err
+	}
+	hcJSON, err := endpoints.FormatHTTPConfig(hc)
+	if err != nil {
+		return nil, err
+	}
+	return data(Ref{Name: r.Name, Namespace: r.Namespace}, r.Cloud, r.Labels[kofv1.IstioRoleLabel], hcJSON,
+		r.Location, set), nil
+}
+
+// RegionlessData returns the data of the regionless ConfigMap of management cluster ref: children write to
+// `https://vmauth.<domain>/...`; readers on the management cluster use the in-cluster URLs.
+func RegionlessData(ref Ref, domain string) map[string]string {
+	set := endpoints.Domain(domain).WithReads(endpoints.InCluster())
+	return data(ref, "", "", "", Location{}, set)
+}
+
+func data(ref Ref, cloud, istioRole, httpConfig string, loc Location, s endpoints.Set) map[string]string {
+	return map[string]string{
+		KeyRegionalClusterName:      ref.Name,
+		KeyRegionalClusterNamespace: ref.Namespace,
+		KeyRegionalClusterCloud:     cloud,
+		KeyIstioRole:                istioRole,
+		KeyHTTPConfig:               httpConfig,
+		KeyReadMetrics:              s.ReadMetrics,
+		KeyWriteMetrics:             s.WriteMetrics,
+		KeyReadLogs:                 s.ReadLogs,
+		KeyWriteLogs:                s.WriteLogs,
+		KeyReadAuditLogs:            s.ReadAuditLogs,
+		KeyWriteAuditLogs:           s.WriteAuditLogs,
+		KeyReadTraces:               s.ReadTraces,
+		KeyWriteTraces:              s.WriteTraces,
+		KeyAWSRegion:                loc.AWSRegion,
+		KeyAzureLocation:            loc.AzureLocation,
+		KeyOpenStackRegion:          loc.OpenStackRegion,
+		KeyVSphereDatacenter:        loc.VSphereDatacenter,
+	}
+}
+
+// SetFromData returns the endpoints stored in ConfigMap data (the inverse of the endpoint keys of RegionalData).
+func SetFromData(d map[string]string) endpoints.Set {
+	return endpoints.Set{
+		ReadMetrics: d[KeyReadMetrics], WriteMetrics: d[KeyWriteMetrics],
+		ReadLogs: d[KeyReadLogs], WriteLogs: d[KeyWriteLogs],
+		ReadAuditLogs: d[KeyReadAuditLogs], WriteAuditLogs: d[KeyWriteAuditLogs],
+		ReadTraces: d[KeyReadTraces], WriteTraces: d[KeyWriteTraces],
+	}
+}

@@ -1,0 +1,128 @@
+package endpoints
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+)
+
+func TestRegional(t *testing.T) {
+	const d = "regional-1.kof.example.com"
+	tests := []struct {
+		name    string
+		in      Input
+		want    Set
+		wantErr string
+	}{
+		{
+			name: "domain defaults",
+			in:   Input{Cluster: "regional-1", Annotations: map[string]string{kofv1.RegionalDomainAnnotation: d}},
+			want: Set{
+				WriteMetrics:   "https://vmauth." + d + "/vm/insert/0/prometheus/api/v1/write",
+				ReadMetrics:    "https://vmauth." + d + "/vm/select/0/prometheus",
+				WriteLogs:      "https://vmauth." + d + "/vli/insert/opentelemetry/v1/logs",
+				ReadLogs:       "https://vmauth." + d + "/vls",
+				WriteAuditLogs: "https://vmauth." + d + "/vlai/insert/opentelemetry/v1/logs",
+				ReadAuditLogs:  "https://vmauth." + d + "/vlas",
+				WriteTraces:    "https://vmauth." + d + "/vti/insert/opentelemetry/v1/traces",
+				ReadTraces:     "https://vmauth." + d + "/vts",
+			},
+		},
+		{
+			name: "override wins",
+			in: Input{Cluster: "r", Annotations: map[string]string{
+				kofv1.RegionalDomainAnnotation:      "r.example.com",
+				kofv1.ReadLogsEndpointAnnotation:    "https://logs.example.net/select",
+				kofv1.WriteTracesEndpointAnnotation: "http://otel.example.net:4318/v1/traces",
+			}},
+			want: func() Set {
+				s := Domain("r.example.com")
+				s.ReadLogs = "https://logs.example.net/select"
+				s.WriteTraces = "http://otel.example.net:4318/v1/traces"
+				return s
+			}(),
+		},
+		{
+			name: "istio reads only",
+			in:   Input{Cluster: "regional-istio", Istio: true, Annotations: map[string]string{kofv1.RegionalDomainAnnotation: d}},
+			want: Set{
+				ReadMetrics:   "http://regional-istio-vmauth:8427/vm/select/0/prometheus",
+				ReadLogs:      "http://regional-istio-vmauth:8427/vls",
+				ReadAuditLogs: "http://regional-istio-vmauth:8427/vlas",
+				ReadTraces:    "http://regional-istio-vmauth:8427/vts",
+			},
+		},
+		{
+			name:    "no domain",
+			in:      Input{Cluster: "r", Annotations: map[string]string{}},
+			wantErr: "set annotation k0rdent.mirantis.com/kof-regional-domain",
+		},
+		{
+			name:    "bad override",
+			in:      Input{Cluster: "r", Annotations: map[string]string{kofv1.RegionalDomainAnnotation: d, kofv1.ReadMetricsEndpointAnnotation: "vmauth/select"}},
+			wantErr: "annotation k0rdent.mirantis.com/kof-read-metrics-endpoint: invalid URL",
+		},
+		{
+			name:    "bad domain",
+			in:      Input{Cluster: "r", Annotations: map[string]string{kofv1.RegionalDomainAnnotation: "a/b"}},
+			wantErr: "annotation k0rdent.mirantis.com/kof-regional-domain: invalid domain",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Regional(tt.in)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Regional() error = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Regional() error = %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Regional() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInCluster(t *testing.T) {
+	s := InCluster()
+	want := map[string]string{
+		s.ReadMetrics:   "http://vmauth-cluster:8427/vm/select/0/prometheus",
+		s.ReadLogs:      "http://vmauth-cluster:8427/vls",
+		s.ReadAuditLogs: "http://vmauth-cluster:8427/vlas",
+		s.ReadTraces:    "http://vmauth-cluster:8427/vts",
+	}
+	for got, w := range want {
+		if got != w {
+			t.Errorf("InCluster read = %q, want %q", got, w)
+		}
+	}
+}
+
+func TestMergeMetadataWins(t *testing.T) {
+	got := Merge(map[string]string{"a": "meta"}, map[string]string{"a": "spec", "b": "spec"})
+	want := map[string]string{"a": "meta", "b": "spec"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Merge (-want +got):\n%s", diff)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	got, err := Split("http://vmauth-cluster:8427/vm/select/0/prometheus/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Target{Scheme: "http", Host: "vmauth-cluster:8427", Path: "/vm/select/0/prometheus"}
+	if got != want {
+		t.Errorf("Split = %+v, want %+v", got, want)
+	}
+	if _, err := Split("vmauth-cluster:8427"); err == nil {
+		t.Error("Split without scheme: want error")
+	}
+}
