@@ -76,4 +76,4 @@
 {{- end }}
 {{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
 {{- $_ := set (index $values "opentelemetry-kube-stack") "defaultCRConfig" (mergeOverwrite (dict) (dig "opentelemetry-kube-stack" "defaultCRConfig" (dict) $values) (dict "env" $merged)) }}
-{{- toJson $values | replace "{{" "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson $values) "\\u007b\\u007b" }}

@@ -14,4 +14,4 @@
 {{- $override = fromYaml . }}
 {{- if hasKey $override "Error" }}{{ fail (printf "cluster %s: annotation %s is not a YAML or JSON mapping: %v" (dig "metadata" "name" "" $.Cluster) $kof.annotation (get $override "Error")) }}{{ end }}
 {{- end }}
-{{- toJson (mergeOverwrite (dict) (deepCopy $kof.shared) (deepCopy $kof.computed) (deepCopy $kof.values) $override) | replace "{{" "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.shared) (deepCopy $kof.computed) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}

@@ -12,4 +12,4 @@
 {{- $override = fromYaml . }}
 {{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" (dig "metadata" "namespace" "" $.Cluster) (dig "metadata" "name" "" $.Cluster) $kof.annotation (get $override "Error")) }}{{ end }}
 {{- end }}
-{{- toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override) | replace "{{" "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}

@@ -37,4 +37,4 @@
 {{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" $ns $name $kof.annotation (get $override "Error")) }}{{ end }}
 {{- end }}
 {{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
-{{- toJson $values | replace "{{" "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson $values) "\\u007b\\u007b" }}

@@ -1,7 +1,8 @@
 {{/*
 kof-regional.services: the services of one regional MultiClusterService, in dependsOn order: cert-manager and
 Envoy Gateway or ingress-nginx (not in Istio), kof-operators, the VictoriaMetrics operator, kof-storage (plus the
-cluster's vmrules ConfigMap as valuesFrom), kof-collectors. Each `values` is a layer-2 template (files/*.tpl).
+cluster's vmrules ConfigMap `kof-record-vmrules-<cluster>` as valuesFrom, except in regionless mode, where the
+management cluster's rules are kof-mothership's), kof-collectors. Each `values` is a layer-2 template (files/*.tpl).
 Input: dict {root, istio, self} (self: the management cluster in regionless mode, else empty).
 Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 */}}
@@ -35,12 +36,14 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- end -}}
 {{- $svcs = append $svcs (dict "name" "victoria-metrics-operator" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "victoria-metrics-operator" "version" $vmo.version)) "file" "files/service.tpl" "data" (dict "values" $vmoValues "annotation" "k0rdent.mirantis.com/kof-victoria-metrics-operator-values")) -}}
 {{- $selfData := dict "enabled" false "name" "" "namespace" "" "domain" "" "certEmail" "" -}}
-{{- $rules := "kof-record-vmrules-{{ .Cluster.metadata.name }}" -}}
 {{- if $self -}}
 {{- $selfData = dict "enabled" true "name" $v.regionless.clusterName "namespace" $v.kcmNamespace "domain" $v.regionless.domain "certEmail" $v.regionless.certEmail -}}
-{{- $rules = printf "kof-record-vmrules-%s" $v.regionless.clusterName -}}
 {{- end -}}
-{{- $svcs = append $svcs (dict "name" "kof-storage" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-storage" "version" $root.Chart.Version)) "file" "files/kof-storage.tpl" "valuesFrom" (list (dict "kind" "ConfigMap" "name" $rules)) "data" (dict "shared" $shared "values" $v.storage "annotation" "k0rdent.mirantis.com/kof-storage-values" "self" $selfData "istio" $istio "ingressMode" $v.ingressMode)) -}}
+{{- $storage := dict "name" "kof-storage" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-storage" "version" $root.Chart.Version)) "file" "files/kof-storage.tpl" "data" (dict "shared" $shared "values" $v.storage "annotation" "k0rdent.mirantis.com/kof-storage-values" "self" $selfData "istio" $istio "ingressMode" $v.ingressMode) -}}
+{{- if not $self -}}
+{{- $_ := set $storage "valuesFrom" (list (dict "kind" "ConfigMap" "name" "kof-record-vmrules-{{ .Cluster.metadata.name }}")) -}}
+{{- end -}}
+{{- $svcs = append $svcs $storage -}}
 {{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "self" $selfData "namespace" $v.namespace)) -}}
 {{- $out := list -}}
 {{- $prev := dict -}}

@@ -1,0 +1,304 @@
+package remote
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/operator/names"
+)
+
+// regionalFixtures returns the management-cluster objects the regional MCS reads for regional-1: its
+// ClusterDeployment, the admin credentials and the vmrules ConfigMap the KOF operator writes.
+func regionalFixtures(t testing.TB, cds []*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	rules := "vmrules:\n  groups:\n    kube-apiserver.rules:\n      - record: apiserver_request:burnrate1h\n        expr: sum(rate(apiserver_request_total[1h]))\n"
+	return append(append([]*unstructured.Unstructured{}, cds...),
+		credentials(kcmNamespace, names.AdminVMUserBase(kcmNamespace, "regional-1"), "regional-1-admin-password"),
+		configMap(kcmNamespace, names.VMRulesConfigMap("regional-1"), map[string]any{"values": rules}),
+	)
+}
+
+// mcsNamed returns the MultiClusterService name from res, failing the test when it is absent.
+func mcsNamed(t testing.TB, res *render.Result, name string) *unstructured.Unstructured {
+	t.Helper()
+	return mustGet(t, res, "MultiClusterService", "", name)
+}
+
+// checkLayer2Texts lints every service's values text and checks that single and double pass agree.
+func checkLayer2Texts(t *testing.T, mcs, cluster *unstructured.Unstructured, objects []*unstructured.Unstructured) {
+	t.Helper()
+	for _, svc := range specOf(t, mcs).ServiceSpec.Services {
+		if findings := sveltos.Lint(svc.Values); len(findings) > 0 {
+			t.Errorf("MCS %s service %s: lint findings: %v", mcs.GetName(), svc.Name, findings)
+		}
+		if strings.Contains(svc.Values, " \n") || strings.Contains(svc.Values, "\t") {
+			t.Errorf("MCS %s service %s: trailing space or tab in values", mcs.GetName(), svc.Name)
+		}
+	}
+	double, err := instantiate(t, mcs, cluster, objects, sveltos.DoublePass)
+	if err != nil {
+		t.Fatalf("double pass: %v", err)
+	}
+	single, err := instantiate(t, mcs, cluster, objects, sveltos.SinglePass)
+	if err != nil {
+		t.Fatalf("single pass: %v", err)
+	}
+	for i := range double {
+		if diff := cmp.Diff(single[i].result.Values, double[i].result.Values); diff != "" {
+			t.Errorf("service %s: single and double pass differ (-single +double):\n%s", double[i].service.Name, diff)
+		}
+	}
+}
+
+// TestRegionalStandardCluster instantiates kof-regional-cluster for regional-1 and renders its storage and
+// collectors: services in dependsOn order, the annotations of the ClusterDeployment beating its
+// clusterAnnotations and every other layer, the admin credentials handed over, the vmrules merged from valuesFrom.
+func TestRegionalStandardCluster(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-regional"})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-regional-cluster"}) {
+		t.Fatalf("MCS names = %v, want [kof-regional-cluster]", got)
+	}
+	mcs := mcsNamed(t, res, "kof-regional-cluster")
+	cds := loadObjects(t, "clusters/standard.yaml")
+	regional := deployment(t, cds, "regional-1")
+	if !selects(t, mcs, regional.GetLabels()) || selects(t, mcs, deployment(t, cds, "child-1").GetLabels()) {
+		t.Fatal("kof-regional-cluster must select regional-1 and not child-1")
+	}
+	objects := regionalFixtures(t, cds)
+	cluster := capiCluster(t, regional)
+	results := mustInstantiate(t, mcs, cluster, objects)
+	want := []string{"cert-manager", "envoy-gateway", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	if got := serviceNames(results); !cmp.Equal(got, want) {
+		t.Fatalf("services = %v, want %v", got, want)
+	}
+	for i, r := range results[1:] {
+		if len(r.service.DependsOn) != 1 || r.service.DependsOn[0].Name != want[i] {
+			t.Errorf("service %s dependsOn %v, want %s", r.service.Name, r.service.DependsOn, want[i])
+		}
+	}
+	checkLayer2Texts(t, mcs, cluster, objects)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/regional-standard.yaml", golden)
+
+	storage := rendered["kof-storage"]
+	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
+	for path, want := range map[string]string{
+		"clusterName":    "regional-1",
+		"domain":         "regional-1.kof.example.com",
+		"certEmail":      "admin@example.com",
+		"storageClass":   "regional-ssd",
+		"vmuser.base":    base,
+		"vmuser.password": "regional-1-admin-password",
+	} {
+		if got := str(t, storage.values, strings.Split(path, ".")...); got != want {
+			t.Errorf("kof-storage values %s = %q, want %q", path, got, want)
+		}
+	}
+	vmcluster := mustGet(t, storage.objects, "VMCluster", namespace, "cluster")
+	if got := str(t, vmcluster.Object, "spec", "retentionPeriod"); got != "90d" {
+		t.Errorf("VMCluster retention = %q, want 90d (ClusterDeployment annotation beats clusterAnnotations and values)", got)
+	}
+	if got := str(t, vmcluster.Object, "spec", "vmstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"); got != "regional-ssd" {
+		t.Errorf("vmstorage storage class = %q, want regional-ssd", got)
+	}
+	route := mustGet(t, storage.objects, "HTTPRoute", namespace, "vmauth")
+	if got := field(t, route.Object, "spec", "hostnames"); !cmp.Equal(got, []any{"vmauth.regional-1.kof.example.com"}) {
+		t.Errorf("HTTPRoute hostnames = %v", got)
+	}
+	if rule := mustGet(t, storage.objects, "VMRule", namespace, "kof-record-kube-apiserver-rules"); rule == nil {
+		t.Error("vmrules from the valuesFrom ConfigMap were not rendered")
+	}
+	secret := mustGet(t, storage.objects, "Secret", namespace, names.VMUserSecret(base))
+	if got := str(t, secret.Object, "stringData", "password"); got != "regional-1-admin-password" {
+		t.Errorf("admin Secret password = %q", got)
+	}
+	if got := str(t, mustGet(t, storage.objects, "ClusterIssuer", "", "kof-issuer").Object, "spec", "acme", "email"); got != "admin@example.com" {
+		t.Errorf("ClusterIssuer email = %q", got)
+	}
+
+	collectors := rendered["kof-collectors"]
+	env := envOf(t, collectors.values)
+	if got := envNames(env); !cmp.Equal(got, []string{"KOF_VM_USER", "KOF_VM_PASSWORD"}) {
+		t.Errorf("regional collectors env = %v", got)
+	}
+	if got := str(t, env[0], "valueFrom", "secretKeyRef", "name"); got != names.VMUserSecret(base) {
+		t.Errorf("KOF_VM_USER secret = %q, want %q", got, names.VMUserSecret(base))
+	}
+	if got := str(t, collectors.values, "kof", "metrics", "endpoint"); got != "http://vmauth-cluster.kof:8427/vm/insert/0/prometheus/api/v1/write" {
+		t.Errorf("regional metrics endpoint = %q", got)
+	}
+}
+
+// TestRegionalIstio renders Istio mode from the kof namespace label: two MCSs with disjoint selectors; the Istio one
+// has no cert-manager or gateway service and its storage publishes the in-mesh Service <cluster>-vmauth.
+func TestRegionalIstio(t *testing.T) {
+	ns := loadObjects(t, "clusters/namespace-istio.yaml")
+	res := renderChart(t, renderSpec{chart: "kof-regional", lookup: ns})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-istio-regional-cluster", "kof-regional-cluster"}) {
+		t.Fatalf("MCS names = %v", got)
+	}
+	std, istio := mcsNamed(t, res, "kof-regional-cluster"), mcsNamed(t, res, "kof-istio-regional-cluster")
+	cds := append(loadObjects(t, "clusters/standard.yaml"), loadObjects(t, "clusters/istio.yaml")...)
+	for _, cd := range cds {
+		if selects(t, std, cd.GetLabels()) && selects(t, istio, cd.GetLabels()) {
+			t.Errorf("%s is selected by both regional MCS variants", cd.GetName())
+		}
+	}
+	regional := deployment(t, cds, "regional-istio")
+	if selects(t, std, regional.GetLabels()) || !selects(t, istio, regional.GetLabels()) {
+		t.Fatal("regional-istio must be selected by the Istio variant only")
+	}
+	if !selects(t, std, deployment(t, cds, "regional-1").GetLabels()) {
+		t.Fatal("regional-1 must stay selected by the standard variant")
+	}
+	cluster := capiCluster(t, regional)
+	cds = append(cds, configMap(kcmNamespace, names.VMRulesConfigMap("regional-istio"), map[string]any{"values": "vmrules: {}\n"}))
+	results := mustInstantiate(t, istio, cluster, cds)
+	want := []string{"kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	if got := serviceNames(results); !cmp.Equal(got, want) {
+		t.Fatalf("Istio services = %v, want %v", got, want)
+	}
+	checkLayer2Texts(t, istio, cluster, cds)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/regional-istio.yaml", golden)
+	storage := rendered["kof-storage"].objects
+	mustGet(t, storage, "Service", namespace, "regional-istio-vmauth")
+	for _, kind := range []string{"HTTPRoute", "Gateway", "Ingress", "ClusterIssuer"} {
+		if got := objNames(storage, kind); len(got) > 0 {
+			t.Errorf("Istio storage renders %s %v", kind, got)
+		}
+	}
+	// Without the admin Secret the VictoriaMetrics operator generates the password; collectors read its Secret.
+	env := envOf(t, rendered["kof-collectors"].values)
+	wantSecret := "vmuser-kof-vmuser-" + names.AdminVMUserBase(kcmNamespace, "regional-istio")
+	if got := str(t, env[0], "valueFrom", "secretKeyRef", "name"); got != wantSecret {
+		t.Errorf("collectors credentials Secret = %q, want %q", got, wantSecret)
+	}
+	vmuser := mustGet(t, storage, "VMUser", namespace, names.VMUser(names.AdminVMUserBase(kcmNamespace, "regional-istio")))
+	if field(t, vmuser.Object, "spec", "generatePassword") != true {
+		t.Error("VMUser without handed-over password must generate one")
+	}
+}
+
+// TestRegionalRegionless renders regionless mode: one MCS selecting the management cluster with self-management,
+// never a regional cluster, whose storage is published at the regionless domain.
+func TestRegionalRegionless(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-regional", files: []string{chartDir("kof-regional") + "/ci/02-regionless-values.yaml"}})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-regional-cluster"}) {
+		t.Fatalf("MCS names = %v", got)
+	}
+	mcs := mcsNamed(t, res, "kof-regional-cluster")
+	spec := specOf(t, mcs)
+	if !spec.ServiceSpec.Provider.SelfManagement {
+		t.Error("regionless MCS must set provider.selfManagement")
+	}
+	cds := loadObjects(t, "clusters/standard.yaml")
+	if selects(t, mcs, deployment(t, cds, "regional-1").GetLabels()) {
+		t.Error("regionless MCS selects regional-1")
+	}
+	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
+	if !selects(t, mcs, mgmt.GetLabels()) {
+		t.Fatal("regionless MCS does not select the management cluster")
+	}
+	base := names.AdminVMUserBase(kcmNamespace, "mothership")
+	objects := []*unstructured.Unstructured{credentials(kcmNamespace, base, "mothership-admin-password")}
+	results := mustInstantiate(t, mcs, mgmt, objects)
+	checkLayer2Texts(t, mcs, mgmt, objects)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/regional-regionless.yaml", golden)
+	storage := rendered["kof-storage"]
+	if got := str(t, storage.values, "clusterName"); got != "mothership" {
+		t.Errorf("clusterName = %q, want mothership", got)
+	}
+	route := mustGet(t, storage.objects, "HTTPRoute", namespace, "vmauth")
+	if got := field(t, route.Object, "spec", "hostnames"); !cmp.Equal(got, []any{"vmauth.mothership.kof.example.com"}) {
+		t.Errorf("HTTPRoute hostnames = %v", got)
+	}
+	secret := mustGet(t, storage.objects, "Secret", namespace, names.VMUserSecret(base))
+	if got := str(t, secret.Object, "stringData", "password"); got != "mothership-admin-password" {
+		t.Errorf("admin password = %q", got)
+	}
+}
+
+// TestRegionalBareCluster instantiates every regional service for a cluster object with no labels and no
+// annotations: nothing fails, the storage renders with defaults and without a public endpoint.
+func TestRegionalBareCluster(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-regional"})
+	mcs := mcsNamed(t, res, "kof-regional-cluster")
+	bare := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "bare", "namespace": kcmNamespace},
+	}}
+	objects := []*unstructured.Unstructured{configMap(kcmNamespace, names.VMRulesConfigMap("bare"), map[string]any{"values": "vmrules: {}\n"})}
+	results := mustInstantiate(t, mcs, bare, objects)
+	_, rendered := layer2Golden(t, results)
+	storage := rendered["kof-storage"]
+	if got := str(t, storage.values, "domain"); got != "" {
+		t.Errorf("domain = %q, want empty", got)
+	}
+	if got := objNames(storage.objects, "HTTPRoute"); len(got) > 0 {
+		t.Errorf("HTTPRoute rendered without a domain: %v", got)
+	}
+	mustGet(t, storage.objects, "VMCluster", namespace, "cluster")
+	gw, _, _ := unstructuredString(storage.values, "gateway", "name")
+	if gw != "storage-gateway" {
+		t.Errorf("gateway name = %q, want the default storage-gateway", gw)
+	}
+}
+
+// TestRegionalMalformedAnnotation checks that a malformed kof-storage-values annotation fails that cluster alone
+// with an error naming the annotation.
+func TestRegionalMalformedAnnotation(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-regional"})
+	mcs := mcsNamed(t, res, "kof-regional-cluster")
+	bad := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "regional-bad", "namespace": kcmNamespace, "annotations": map[string]any{
+			"k0rdent.mirantis.com/kof-storage-values": "{victoriametrics: [",
+		}},
+	}}
+	objects := []*unstructured.Unstructured{configMap(kcmNamespace, names.VMRulesConfigMap("regional-bad"), map[string]any{"values": "vmrules: {}\n"})}
+	_, err := instantiate(t, mcs, bad, objects, sveltos.DoublePass)
+	if err == nil || !strings.Contains(err.Error(), "k0rdent.mirantis.com/kof-storage-values") || !strings.Contains(err.Error(), "regional-bad") {
+		t.Fatalf("error = %v, want one naming the annotation and the cluster", err)
+	}
+	cds := loadObjects(t, "clusters/standard.yaml")
+	mustInstantiate(t, mcs, capiCluster(t, deployment(t, cds, "regional-1")), regionalFixtures(t, cds))
+}
+
+// unstructuredString returns the string at path of m.
+func unstructuredString(m map[string]any, path ...string) (string, bool, error) {
+	return unstructured.NestedString(m, path...)
+}
+
+// envOf returns opentelemetry-kube-stack.defaultCRConfig.env of kof-collectors values.
+func envOf(t testing.TB, values map[string]any) []map[string]any {
+	t.Helper()
+	raw, ok := field(t, values, "opentelemetry-kube-stack", "defaultCRConfig", "env").([]any)
+	if !ok {
+		t.Fatalf("defaultCRConfig.env is not a list")
+	}
+	out := make([]map[string]any, 0, len(raw))
+	for _, e := range raw {
+		m, ok := e.(map[string]any)
+		if !ok {
+			t.Fatalf("env entry %v is not a map", e)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// envNames returns the names of env entries, in order.
+func envNames(env []map[string]any) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		out = append(out, e["name"].(string))
+	}
+	return out
+}
