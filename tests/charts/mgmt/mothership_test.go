@@ -238,6 +238,10 @@ func checkMothershipDefaults(t *testing.T, res *render.Result) {
 	if len(promxyContainers) != 2 || promxyContainers[1]["name"] != "reloader" {
 		t.Fatalf("promxy containers %v, want promxy and reloader", promxyContainers)
 	}
+	// POST /-/reload (sidecar and kof-operator) works only with promxy's lifecycle API on.
+	if diff := cmp.Diff([]any{"--config=/etc/promxy/config/config.yaml", "--bind-addr=:8082", "--web.enable-lifecycle"}, promxyContainers[0]["args"]); diff != "" {
+		t.Errorf("promxy args (-want +got):\n%s", diff)
+	}
 	if args := promxyContainers[1]["args"].([]any); args[len(args)-1] != "--webhook-url=http://127.0.0.1:8082/-/reload" {
 		t.Errorf("reloader args %v, want promxy's /-/reload on 8082", args)
 	}
