@@ -1,0 +1,292 @@
+package remote
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/operator/names"
+)
+
+// childFixtures returns the management-cluster objects the child MCS reads for the clusters of cds bound to
+// regional: each child's ClusterDeployment, ChildConfig and VMUser credentials, as the KOF operator writes them.
+func childFixtures(cds []*unstructured.Unstructured, regional, domain string, children ...string) []*unstructured.Unstructured {
+	objs := append([]*unstructured.Unstructured{}, cds...)
+	for _, c := range children {
+		objs = append(objs,
+			childConfig(kcmNamespace, c, regional, domain),
+			credentials(kcmNamespace, names.ChildVMUserBase(kcmNamespace, c), c+"-password"))
+	}
+	return objs
+}
+
+// collectorSpecs returns the OpenTelemetryCollectors of a rendered kof-collectors, failing when there are none.
+func collectorSpecs(t testing.TB, res *render.Result) []*unstructured.Unstructured {
+	t.Helper()
+	cols := res.OfKind("OpenTelemetryCollector")
+	if len(cols) == 0 {
+		t.Fatal("no OpenTelemetryCollector rendered")
+	}
+	return cols
+}
+
+// exporterEndpoints returns exporter name → endpoint of a collector's config.
+func exporterEndpoints(t testing.TB, col *unstructured.Unstructured) map[string]string {
+	t.Helper()
+	exporters, _, _ := unstructured.NestedMap(col.Object, "spec", "config", "exporters")
+	out := map[string]string{}
+	for name, e := range exporters {
+		if m, ok := e.(map[string]any); ok {
+			if ep, ok := m["endpoint"].(string); ok {
+				out[name] = ep
+			}
+		}
+	}
+	return out
+}
+
+// TestChildStandardCluster instantiates kof-child-cluster for child-1 (annotations in clusterAnnotations): the
+// annotation renames the cluster and overrides the metrics endpoint, the others come from its ChildConfig; the env
+// is FOO (annotation), KOF_VM_USER, KOF_VM_PASSWORD (secretKeyRef to the child's hashed Secret) and PKI_PATH, each
+// once; the credentials are copied to the child.
+func TestChildStandardCluster(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-child"})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-child-cluster"}) {
+		t.Fatalf("with Istio off, MCS names = %v, want exactly [kof-child-cluster]", got)
+	}
+	mcs := mcsNamed(t, res, "kof-child-cluster")
+	cds := loadObjects(t, "clusters/standard.yaml")
+	child := deployment(t, cds, "child-1")
+	if !selects(t, mcs, child.GetLabels()) || selects(t, mcs, deployment(t, cds, "regional-1").GetLabels()) {
+		t.Fatal("kof-child-cluster must select child-1 and not regional-1")
+	}
+	objects := childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-1")
+	cluster := capiCluster(t, child)
+	results := mustInstantiate(t, mcs, cluster, objects)
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-operators", "kof-collectors"}) {
+		t.Fatalf("services = %v", got)
+	}
+	checkLayer2Texts(t, mcs, cluster, objects)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/child-standard.yaml", golden)
+
+	collectors := rendered["kof-collectors"]
+	base := names.ChildVMUserBase(kcmNamespace, "child-1")
+	secret := names.VMUserSecret(base)
+	env := envOf(t, collectors.values)
+	if got := envNames(env); !cmp.Equal(got, []string{"KOF_VM_USER", "KOF_VM_PASSWORD", "PKI_PATH", "FOO"}) {
+		t.Errorf("env = %v, want KOF_VM_USER, KOF_VM_PASSWORD, PKI_PATH, FOO", got)
+	}
+	for _, e := range env[:2] {
+		if got := str(t, e, "valueFrom", "secretKeyRef", "name"); got != secret {
+			t.Errorf("%s secretKeyRef = %q, want %q", e["name"], got, secret)
+		}
+	}
+	if got := str(t, collectors.values, "opentelemetry-kube-stack", "clusterName"); got != "renamed-child" {
+		t.Errorf("clusterName = %q, want renamed-child (annotation)", got)
+	}
+	rendSecret := mustGet(t, collectors.objects, "Secret", namespace, secret)
+	if got := str(t, rendSecret.Object, "stringData", "password"); got != "child-1-password" {
+		t.Errorf("copied password = %q", got)
+	}
+	for _, col := range collectorSpecs(t, collectors.objects) {
+		counts := map[string]int{}
+		raw, _, _ := unstructured.NestedSlice(col.Object, "spec", "env")
+		for _, e := range raw {
+			counts[e.(map[string]any)["name"].(string)]++
+		}
+		for _, n := range []string{"FOO", "KOF_VM_USER", "KOF_VM_PASSWORD", "PKI_PATH"} {
+			if counts[n] != 1 {
+				t.Errorf("collector %s: env %s appears %d times, want once", col.GetName(), n, counts[n])
+			}
+		}
+		eps := exporterEndpoints(t, col)
+		want := map[string]string{
+			"prometheusremotewrite": "https://vmauth.custom.example.com/vm/insert/0/prometheus/api/v1/write",
+			"otlphttp/logs":         "https://vmauth.regional-1.kof.example.com/vli/insert/opentelemetry/v1/logs",
+			"otlphttp/auditlogs":    "https://vmauth.regional-1.kof.example.com/vlai/insert/opentelemetry/v1/logs",
+			"otlphttp/traces":       "https://vmauth.regional-1.kof.example.com/vti/insert/opentelemetry/v1/traces",
+		}
+		if diff := cmp.Diff(want, eps); diff != "" {
+			t.Errorf("collector %s endpoints (-want +got):\n%s", col.GetName(), diff)
+		}
+	}
+}
+
+// TestChildMalformedAnnotation checks that child-bad's malformed kof-collectors-values annotation fails that cluster
+// alone, naming the annotation, while child-2 (no annotations) still renders.
+func TestChildMalformedAnnotation(t *testing.T) {
+	mcs := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-child"}), "kof-child-cluster")
+	cds := loadObjects(t, "clusters/standard.yaml")
+	objects := childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-bad", "child-2")
+	_, err := instantiate(t, mcs, capiCluster(t, deployment(t, cds, "child-bad")), objects, sveltos.DoublePass)
+	if err == nil || !strings.Contains(err.Error(), "k0rdent.mirantis.com/kof-collectors-values") {
+		t.Fatalf("error = %v, want one naming k0rdent.mirantis.com/kof-collectors-values", err)
+	}
+	child2 := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "child-2", "namespace": kcmNamespace},
+	}}
+	results := mustInstantiate(t, mcs, child2, objects)
+	if got := str(t, valuesOf(t, results, "kof-collectors"), "opentelemetry-kube-stack", "clusterName"); got != "child-2" {
+		t.Errorf("child-2 clusterName = %q", got)
+	}
+}
+
+// TestChildIstio renders Istio mode from the namespace label: two disjoint child MCSs; child-istio's collectors write
+// to its regional's in-mesh VMAuth; the nested user collectors values (with a list) come out unchanged after both
+// layers; tls.insecureSkipVerify reaches all four exporters.
+func TestChildIstio(t *testing.T) {
+	ns := loadObjects(t, "clusters/namespace-istio.yaml")
+	res := renderChart(t, renderSpec{chart: "kof-child", lookup: ns, files: []string{chartDir("kof-child") + "/ci/03-istio-values.yaml"}})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-child-cluster", "kof-istio-child-cluster"}) {
+		t.Fatalf("MCS names = %v", got)
+	}
+	std, istio := mcsNamed(t, res, "kof-child-cluster"), mcsNamed(t, res, "kof-istio-child-cluster")
+	cds := append(loadObjects(t, "clusters/standard.yaml"), loadObjects(t, "clusters/istio.yaml")...)
+	for _, cd := range cds {
+		if selects(t, std, cd.GetLabels()) && selects(t, istio, cd.GetLabels()) {
+			t.Errorf("%s is selected by both child MCS variants", cd.GetName())
+		}
+	}
+	child := deployment(t, cds, "child-istio")
+	if selects(t, std, child.GetLabels()) || !selects(t, istio, child.GetLabels()) {
+		t.Fatal("child-istio must be selected by the Istio variant only")
+	}
+	objects := childFixtures(cds, "regional-istio", "regional-istio.kof.example.com", "child-istio")
+	cluster := capiCluster(t, child)
+	results := mustInstantiate(t, istio, cluster, objects)
+	checkLayer2Texts(t, istio, cluster, objects)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/child-istio.yaml", golden)
+	collectors := rendered["kof-collectors"]
+	wantTolerations := []any{map[string]any{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}}
+	if diff := cmp.Diff(wantTolerations, field(t, collectors.values, "collectors", "node", "tolerations")); diff != "" {
+		t.Errorf("nested collectors values changed by layer 2 (-want +got):\n%s", diff)
+	}
+	node := mustGet(t, collectors.objects, "OpenTelemetryCollector", namespace, "kof-collectors-node")
+	if diff := cmp.Diff(wantTolerations, field(t, node.Object, "spec", "tolerations")); diff != "" {
+		t.Errorf("node collector tolerations (-want +got):\n%s", diff)
+	}
+	for _, col := range collectorSpecs(t, collectors.objects) {
+		for name, ep := range exporterEndpoints(t, col) {
+			if !strings.HasPrefix(ep, "http://regional-istio-vmauth:8427/") {
+				t.Errorf("collector %s exporter %s writes to %q, want the in-mesh regional-istio-vmauth", col.GetName(), name, ep)
+			}
+			if v, _, _ := unstructured.NestedBool(col.Object, "spec", "config", "exporters", name, "tls", "insecure_skip_verify"); !v {
+				t.Errorf("collector %s exporter %s: tls.insecure_skip_verify is not true", col.GetName(), name)
+			}
+		}
+	}
+}
+
+// TestChildM2M renders M2M with the storage overrides of the "Storing KOF data" guide: kof-mgmt-cluster selects the
+// management cluster with self-management; kof-storage (VictoriaMetrics off, promxy and multilevel on) gets traces
+// retention 30d on example-ssd 100Gi and audit logs retention 1y; kof-collectors depends on it and gets PKI_PATH once.
+func TestChildM2M(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-child", files: []string{chartDir("kof-child") + "/ci/01-m2m-values.yaml"}})
+	mcs := mcsNamed(t, res, "kof-mgmt-cluster")
+	if !specOf(t, mcs).ServiceSpec.Provider.SelfManagement {
+		t.Error("kof-mgmt-cluster must set provider.selfManagement")
+	}
+	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
+	if !selects(t, mcs, mgmt.GetLabels()) {
+		t.Fatal("kof-mgmt-cluster does not select the management cluster")
+	}
+	results := mustInstantiate(t, mcs, mgmt, nil)
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kof-collectors"}) {
+		t.Fatalf("services = %v", got)
+	}
+	if dep := results[1].service.DependsOn; len(dep) != 1 || dep[0].Name != "kof-storage" {
+		t.Errorf("kof-collectors dependsOn %v, want kof-storage", dep)
+	}
+	checkLayer2Texts(t, mcs, mgmt, nil)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/child-m2m.yaml", golden)
+	storage := rendered["kof-storage"].objects
+	if got := objNames(storage, "VMCluster"); len(got) > 0 {
+		t.Errorf("M2M storage renders VMCluster %v; the management cluster's own stores metrics", got)
+	}
+	mustGet(t, storage, "PromxyServerGroup", namespace, "promxy-server-group-mothership")
+	vt := mustGet(t, storage, "VTCluster", namespace, "traces")
+	if got := str(t, vt.Object, "spec", "storage", "retentionPeriod"); got != "30d" {
+		t.Errorf("traces retention = %q, want 30d", got)
+	}
+	pvc := []string{"spec", "storage", "storage", "volumeClaimTemplate", "spec"}
+	if got := str(t, vt.Object, append(pvc, "storageClassName")...); got != "example-ssd" {
+		t.Errorf("traces storage class = %q", got)
+	}
+	if got := str(t, vt.Object, append(pvc, "resources", "requests", "storage")...); got != "100Gi" {
+		t.Errorf("traces size = %q", got)
+	}
+	audit := mustGet(t, storage, "VLCluster", namespace, "audit-logs")
+	if got := str(t, audit.Object, "spec", "vlstorage", "retentionPeriod"); got != "1y" {
+		t.Errorf("audit logs retention = %q, want 1y", got)
+	}
+	auditPVC := []string{"spec", "vlstorage", "storage", "volumeClaimTemplate", "spec"}
+	if got := str(t, audit.Object, append(auditPVC, "storageClassName")...); got != "example-ssd" {
+		t.Errorf("audit logs storage class = %q", got)
+	}
+	env := envOf(t, rendered["kof-collectors"].values)
+	if got := envNames(env); !cmp.Equal(got, []string{"PKI_PATH"}) {
+		t.Errorf("M2M collectors env = %v, want [PKI_PATH]", got)
+	}
+	if got := str(t, env[0], "value"); got != "etc/kubernetes" {
+		t.Errorf("PKI_PATH = %q, want etc/kubernetes", got)
+	}
+	for _, col := range collectorSpecs(t, rendered["kof-collectors"].objects) {
+		if ep := exporterEndpoints(t, col)["otlphttp/traces"]; ep != "http://vtinsert-traces.kof:10481/insert/opentelemetry/v1/traces" {
+			t.Errorf("collector %s traces endpoint = %q", col.GetName(), ep)
+		}
+	}
+}
+
+// TestChildM2R renders M2R: kof-mgmt-cluster installs only kof-collectors on the management cluster, writing to
+// regional-1's endpoints with the management cluster's own credentials.
+func TestChildM2R(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-child", files: []string{chartDir("kof-child") + "/ci/02-m2r-values.yaml"}})
+	mcs := mcsNamed(t, res, "kof-mgmt-cluster")
+	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
+	regionalCM := childConfig(kcmNamespace, "x", "regional-1", "regional-1.kof.example.com")
+	regionalCM.SetName(names.RegionalConfigMap("regional-1"))
+	base := names.ChildVMUserBase(kcmNamespace, "mothership")
+	objects := []*unstructured.Unstructured{regionalCM, credentials(kcmNamespace, base, "mothership-password")}
+	results := mustInstantiate(t, mcs, mgmt, objects)
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-collectors"}) {
+		t.Fatalf("services = %v, want [kof-collectors] (no storage on the management cluster)", got)
+	}
+	checkLayer2Texts(t, mcs, mgmt, objects)
+	golden, rendered := layer2Golden(t, results)
+	checkGolden(t, "layer2/child-m2r.yaml", golden)
+	collectors := rendered["kof-collectors"]
+	mustGet(t, collectors.objects, "Secret", namespace, names.VMUserSecret(base))
+	for _, col := range collectorSpecs(t, collectors.objects) {
+		for name, ep := range exporterEndpoints(t, col) {
+			if !strings.HasPrefix(ep, "https://vmauth.regional-1.kof.example.com/") {
+				t.Errorf("collector %s exporter %s writes to %q, want regional-1", col.GetName(), name, ep)
+			}
+		}
+	}
+	if got := str(t, collectors.values, "opentelemetry-kube-stack", "clusterName"); got != "mothership" {
+		t.Errorf("clusterName = %q, want mothership", got)
+	}
+}
+
+// TestChildM2MAndM2RConflict checks that M2M and M2R together fail with one message naming both keys.
+func TestChildM2MAndM2RConflict(t *testing.T) {
+	err := renderError(t, renderSpec{chart: "kof-child", values: map[string]any{
+		"fromManagement": map[string]any{
+			"toManagementCluster": map[string]any{"enabled": true},
+			"toRegionalCluster":   map[string]any{"name": "regional-1"},
+		},
+	}})
+	for _, key := range []string{"fromManagement.toManagementCluster.enabled", "fromManagement.toRegionalCluster.name"} {
+		if !strings.Contains(err.Error(), key) {
+			t.Errorf("error %q does not name %s", err, key)
+		}
+	}
+}
