@@ -45,4 +45,3 @@ func TestOperatorEnvironmentLoads(t *testing.T) {
 		})
 	}
 }
-
