@@ -120,14 +120,14 @@ re-render the values). Input: none. Output: YAML list of Sveltos TemplateResourc
 
 {{/*
 kof-child.childRefs: templateResourceRefs of a child MCS: the cluster refs, the ChildConfig ConfigMap
-`kof-cluster-config-<cluster>` (required: the KOF operator writes it) and the child's VMUser Secret
+`kof-cluster-config-<cluster>` (names.ChildConfigMap; required: the KOF operator writes it) and the child's VMUser Secret
 `kof-vmuser-creds-<base>` (required), base as operator/names.ChildVMUserBase, computed by Sveltos from the cluster's
 name and namespace. Input: none. Output: YAML list of Sveltos TemplateResourceRef objects.
 */}}
 {{- define "kof-child.childRefs" -}}
 {{- $secret := "kof-vmuser-creds-{{ $n := .ClusterName }}{{ $r := regexReplaceAll \"[^a-z0-9-]+\" (lower $n) \"-\" | trimAll \"-\" | trunc 29 | trimAll \"-\" }}{{ if $r }}{{ $r }}-{{ end }}{{ printf \"kof-cluster-config-%s/%s\" $n .ClusterNamespace | sha256sum | trunc 10 }}" -}}
 {{- $refs := include "kof-child.clusterRefs" . | fromYamlArray -}}
-{{- $refs = append $refs (dict "identifier" "ChildConfig" "resource" (dict "apiVersion" "v1" "kind" "ConfigMap" "name" "kof-cluster-config-{{ .ClusterName }}")) -}}
+{{- $refs = append $refs (dict "identifier" "ChildConfig" "resource" (dict "apiVersion" "v1" "kind" "ConfigMap" "name" (include "kof.names.composedTemplate" (dict "prefix" "kof-cluster-config-" "nameExpr" ".ClusterName")))) -}}
 {{- $refs = append $refs (dict "identifier" "ChildVMUser" "resource" (dict "apiVersion" "v1" "kind" "Secret" "name" $secret)) -}}
 {{- toYaml $refs -}}
 {{- end -}}
@@ -143,7 +143,7 @@ Input: the root context. Output: YAML list of Sveltos TemplateResourceRef object
 {{- if eq (include "kof-child.mode" .) "m2r" -}}
 {{- $self := include "kof-child.self" . | fromYaml -}}
 {{- $ns := $v.fromManagement.toRegionalCluster.namespace | default $v.kcmNamespace -}}
-{{- $refs = append $refs (dict "identifier" "RegionalConfig" "resource" (dict "apiVersion" "v1" "kind" "ConfigMap" "namespace" $ns "name" (printf "kof-%s" $v.fromManagement.toRegionalCluster.name))) -}}
+{{- $refs = append $refs (dict "identifier" "RegionalConfig" "resource" (dict "apiVersion" "v1" "kind" "ConfigMap" "namespace" $ns "name" (include "kof.names.composed" (dict "prefix" "kof-" "name" $v.fromManagement.toRegionalCluster.name)))) -}}
 {{- $refs = append $refs (dict "identifier" "ChildVMUser" "resource" (dict "apiVersion" "v1" "kind" "Secret" "namespace" $v.kcmNamespace "name" $self.secretName)) -}}
 {{- end -}}
 {{- toYaml $refs -}}

@@ -41,7 +41,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- end -}}
 {{- $storage := dict "name" "kof-storage" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-storage" "version" $root.Chart.Version)) "file" "files/kof-storage.tpl" "data" (dict "shared" $shared "values" $v.storage "annotation" "k0rdent.mirantis.com/kof-storage-values" "self" $selfData "istio" $istio "ingressMode" $v.ingressMode) -}}
 {{- if not $self -}}
-{{- $_ := set $storage "valuesFrom" (list (dict "kind" "ConfigMap" "name" "kof-record-vmrules-{{ .Cluster.metadata.name }}")) -}}
+{{- $_ := set $storage "valuesFrom" (list (dict "kind" "ConfigMap" "name" (include "kof.names.composedTemplate" (dict "prefix" "kof-record-vmrules-" "nameExpr" ".Cluster.metadata.name")))) -}}
 {{- end -}}
 {{- $svcs = append $svcs $storage -}}
 {{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "self" $selfData "namespace" $v.namespace)) -}}

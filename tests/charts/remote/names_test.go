@@ -1,0 +1,107 @@
+package remote
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/operator/names"
+)
+
+// nameInputs are cluster names covering the hashed-name edge cases: short, contract vectors, dotted, upper case and
+// unicode, and names longer than the readable part of a base.
+var nameInputs = []string{
+	"c7",
+	"child-adopted",
+	"regional-adopted",
+	"mothership",
+	"eu.west.child.1",
+	"Prod_Cluster",
+	"clüster-ünicode",
+	strings.Repeat("a", 63),
+	"x" + strings.Repeat("-y", 31),
+}
+
+// refName returns the resource name of the templateResourceRef identifier of an MCS.
+func refName(t *testing.T, mcs *unstructured.Unstructured, identifier string) string {
+	t.Helper()
+	for _, r := range specOf(t, mcs).ServiceSpec.TemplateResourceRefs {
+		if r.Identifier == identifier {
+			return r.Resource.Name
+		}
+	}
+	t.Fatalf("MCS %s has no templateResourceRef %s", mcs.GetName(), identifier)
+	return ""
+}
+
+// TestLayer1NameHelpers checks the charts' `kof.names.childVMUserBase` (kof-child, M2R) and
+// `kof.names.adminVMUserBase` (kof-regional, regionless) against operator/names for every input.
+func TestLayer1NameHelpers(t *testing.T) {
+	for _, name := range nameInputs {
+		child := renderChart(t, renderSpec{chart: "kof-child", values: map[string]any{
+			"regionless":     map[string]any{"clusterName": name},
+			"fromManagement": map[string]any{"toRegionalCluster": map[string]any{"name": "regional-1"}},
+		}})
+		want := names.VMUserSecret(names.ChildVMUserBase(kcmNamespace, name))
+		if got := refName(t, mcsNamed(t, child, "kof-mgmt-cluster"), "ChildVMUser"); got != want {
+			t.Errorf("kof.names.childVMUserBase(%q): Secret %q, want %q", name, got, want)
+		}
+		regional := renderChart(t, renderSpec{chart: "kof-regional", values: map[string]any{
+			"regionless": map[string]any{"enabled": true, "clusterName": name},
+		}})
+		want = names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, name))
+		if got := refName(t, mcsNamed(t, regional, "kof-regional-cluster"), "AdminVMUser"); got != want {
+			t.Errorf("kof.names.adminVMUserBase(%q): Secret %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestLayer2NameTemplates instantiates the child and regional MCSs for clusters of every input name: Sveltos must
+// find the Secrets named by operator/names (the child's is required), and the values must carry the same names.
+func TestLayer2NameTemplates(t *testing.T) {
+	childMCS := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-child"}), "kof-child-cluster")
+	regionalMCS := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-regional"}), "kof-regional-cluster")
+	for _, name := range nameInputs {
+		cluster := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+			"metadata": map[string]any{"name": name, "namespace": kcmNamespace},
+		}}
+		childBase := names.ChildVMUserBase(kcmNamespace, name)
+		objects := []*unstructured.Unstructured{
+			childConfig(kcmNamespace, name, "regional-1", "regional-1.kof.example.com"),
+			credentials(kcmNamespace, childBase, "pw-"+name),
+		}
+		results, err := instantiate(t, childMCS, cluster, objects, sveltos.DoublePass)
+		if err != nil {
+			t.Errorf("child %q: %v", name, err)
+			continue
+		}
+		values := valuesOf(t, results, "kof-collectors")
+		if got := str(t, values, "kof", "credentials", "secretName"); got != names.VMUserSecret(childBase) {
+			t.Errorf("child %q: secretName %q, want %q", name, got, names.VMUserSecret(childBase))
+		}
+		if got := str(t, values, "kof", "credentials", "password"); got != "pw-"+name {
+			t.Errorf("child %q: password %q, want the Secret's", name, got)
+		}
+
+		adminBase := names.AdminVMUserBase(kcmNamespace, name)
+		objects = []*unstructured.Unstructured{
+			credentials(kcmNamespace, adminBase, "admin-pw"),
+			configMap(kcmNamespace, names.VMRulesConfigMap(name), map[string]any{"values": "vmrules: {}\n"}),
+		}
+		results, err = instantiate(t, regionalMCS, cluster, objects, sveltos.DoublePass)
+		if err != nil {
+			t.Errorf("regional %q: %v", name, err)
+			continue
+		}
+		storage := valuesOf(t, results, "kof-storage")
+		if got := str(t, storage, "vmuser", "base"); got != adminBase {
+			t.Errorf("regional %q: base %q, want %q", name, got, adminBase)
+		}
+		if got := str(t, storage, "vmuser", "password"); got != "admin-pw" {
+			t.Errorf("regional %q: admin Secret %s not found by its templated name", name, names.VMUserSecret(adminBase))
+		}
+	}
+}
