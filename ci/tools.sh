@@ -75,9 +75,10 @@ kube_module() {
     {
       printf 'module kof.local/kubebuild\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$K8S_VERSION"
       sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$STAGING"'#p' "$gomod"
-      printf ')\n'
+      # tool directives keep the commands' packages (and so k8s.io/kubernetes) in the module graph through tidy
+      printf ')\n\ntool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kubectl\n)\n'
     } > "$dir/go.mod"
-    (cd "$dir" && go get "k8s.io/kubernetes@v$K8S_VERSION" && go mod tidy) >&2
+    (cd "$dir" && go mod tidy) >&2
   fi
   echo "$dir"
 }
@@ -100,8 +101,13 @@ build() {
     etcd)
       dir="$CACHE/src/etcd-$ETCD_VERSION"; mkdir -p "$dir"
       if [ ! -f "$dir/go.sum" ]; then
-        printf 'module kof.local/etcdbuild\n\ngo 1.26.0\n' > "$dir/go.mod"
-        (cd "$dir" && go get "go.etcd.io/etcd/server/v3@v$ETCD_VERSION" && go mod tidy) >&2 || true
+        # every etcd module at the same version, or tidy mixes releases
+        {
+          printf 'module kof.local/etcdbuild\n\ngo 1.26.0\n\nrequire (\n'
+          for m in api/v3 client/pkg/v3 client/v3 pkg/v3 server/v3; do printf '\tgo.etcd.io/etcd/%s v%s\n' "$m" "$ETCD_VERSION"; done
+          printf ')\n\ntool go.etcd.io/etcd/server/v3\n'
+        } > "$dir/go.mod"
+        (cd "$dir" && go mod tidy) >&2
       fi
       (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3) ;;
     helm)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerates every generated file of the repository, in dependency order (run by `make generate`):
+#   1. operator deepcopy, CRDs and RBAC          (operator/generate.sh, controller-gen)
+#   2. kof-mothership's copy of the CRDs and RBAC (charts/kof-mothership/generate.sh)
+#   3. values JSON schemas, in schemas/ and each chart's values.schema.json (kof schema generate)
+#   4. chart READMEs from README.md.gotmpl and the `# --` comments (helm-docs)
+#   5. install bundles dist/install-crds.yaml and dist/install.yaml (kof bundle, kustomize API)
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+step() { echo "[generate] $*" >&2; }
+
+step "operator: deepcopy, CRDs, RBAC"
+bash operator/generate.sh
+step "kof-mothership: CRDs and operator RBAC"
+bash charts/kof-mothership/generate.sh
+step "values schemas"
+go run ./tools/kof schema generate
+step "chart READMEs"
+"$ROOT/bin/helm-docs" --chart-search-root charts --template-files README.md.gotmpl --log-level warning
+if [ -d operator/config/default ]; then
+  step "install bundles"
+  go run ./tools/kof bundle --config operator/config --out dist
+fi
