@@ -35,6 +35,19 @@
 // which are instantiated once.
 //
 // Errors are *Error values naming the MCS, the service, the cluster, the stage and the template line.
+// Instantiate keeps no state between calls and never modifies its Input, so callers may run it concurrently.
+//
+// # Known differences from a live Sveltos
+//
+//   - Each call instantiates one service in isolation. Sveltos shares .MgmtResources (and the pass-1 cluster
+//     objects) between all helm charts of one profile for one cluster, so a resource function that mutates an
+//     object in one service is seen by the next one.
+//   - A CAPI Cluster's infrastructure and control-plane objects are looked up in Input.Objects; when absent the
+//     fields stay nil, where Sveltos would fail the cluster.
+//   - .Cluster is the object given (see ClusterFromDeployment), not a typed round trip, so zero-valued fields a
+//     typed CAPI Cluster would carry (creationTimestamp: null, empty status) are absent.
+//   - gen* make Ed25519 keys whatever type is asked for; bcrypt, htpasswd and encryptAES keep sprig's random
+//     salts and IVs and are therefore not deterministic.
 //
 // # Example
 //

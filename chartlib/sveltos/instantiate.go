@@ -261,7 +261,7 @@ func instantiateField[T any](e *engine, field string, v T) (T, error) {
 	var out T
 	raw, err := yaml.Marshal(v)
 	if err != nil {
-		return out, e.fail("pass 1 ("+field+")", 0, "", "", fmt.Errorf("marshal field: %w", err))
+		return out, e.fail(passOneStage(e.mode, field), 0, "", "", fmt.Errorf("marshal field: %w", err))
 	}
 	text, err := e.execute(string(raw), e.templateName(pass1Requestor), e.pass1)
 	if err != nil {

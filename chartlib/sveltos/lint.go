@@ -145,7 +145,11 @@ func (l *linter) template() {
 		l.add(line, RuleParse, "%v", err)
 		return
 	}
-	raw, _ := yaml.Marshal(l.text)
+	raw, err := yaml.Marshal(l.text)
+	if err != nil || len(raw) == 0 {
+		l.add(1, RuleQuotedScalar, "pass 1 cannot write the text as YAML (%v); keep values to printable text", err)
+		return
+	}
 	w := &walker{l: l, style: raw[0], assigned: map[string]int{}, checked: map[string]bool{}}
 	if w.style == '"' && len(l.findings) == 0 && strings.Contains(l.text, "\n") {
 		l.add(1, RuleQuotedScalar, "the text holds characters (control or special characters) that make pass 1 double-quote it; keep values to printable text")
