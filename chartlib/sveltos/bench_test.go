@@ -1,6 +1,7 @@
 package sveltos
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"testing"
 )
 
@@ -46,7 +47,7 @@ kcm:
 func BenchmarkInstantiate(b *testing.B) {
 	in := input(b, collectorsValues, DoublePass)
 	in.TemplateResourceRefs = append(in.TemplateResourceRefs, TemplateResourceRef{Identifier: "Creds",
-		Resource: ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "kof-vmuser-creds-{{ .ClusterName }}"}})
+		Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Name: "kof-vmuser-creds-{{ .ClusterName }}"}})
 	res, err := Instantiate(in)
 	if err != nil {
 		b.Fatal(err)

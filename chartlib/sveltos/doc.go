@@ -63,7 +63,7 @@
 //		Values:  "clusterName: {{ .Cluster.metadata.name }}\n",
 //		TemplateResourceRefs: []sveltos.TemplateResourceRef{{
 //			Identifier: "ChildConfig",
-//			Resource:   sveltos.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
+//			Resource:   corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
 //		}},
 //		Objects: mgmtObjects, // []*unstructured.Unstructured on the management cluster
 //	})

@@ -2,6 +2,7 @@ package sveltos_test
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -43,7 +44,7 @@ regional: {{ getField "ChildConfig" "data.regional_cluster_name" }}
 		Values:  values,
 		TemplateResourceRefs: []sveltos.TemplateResourceRef{{
 			Identifier: "ChildConfig",
-			Resource:   sveltos.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
+			Resource:   corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
 		}},
 		Objects: []*unstructured.Unstructured{childConfig},
 	})

@@ -1,6 +1,7 @@
 package sveltos
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -100,7 +101,7 @@ spec:
 func childConfigRef() TemplateResourceRef {
 	return TemplateResourceRef{
 		Identifier: "ChildConfig",
-		Resource:   ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
+		Resource:   corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
 	}
 }
 

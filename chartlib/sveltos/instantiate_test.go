@@ -1,7 +1,9 @@
 package sveltos
 
 import (
+	"encoding/json"
 	"errors"
+	corev1 "k8s.io/api/core/v1"
 	"strings"
 	"testing"
 
@@ -83,9 +85,9 @@ password: {{ (getResource "Creds").data.password | b64dec }}
 		in := input(t, values, mode)
 		in.TemplateResourceRefs = append(in.TemplateResourceRefs,
 			TemplateResourceRef{Identifier: "VMUser", Optional: true,
-				Resource: ObjectRef{APIVersion: "operator.victoriametrics.com/v1beta1", Kind: "VMUser", Name: "absent"}},
+				Resource: corev1.ObjectReference{APIVersion: "operator.victoriametrics.com/v1beta1", Kind: "VMUser", Name: "absent"}},
 			TemplateResourceRef{Identifier: "Creds",
-				Resource: ObjectRef{APIVersion: "v1", Kind: "Secret", Namespace: "{{ .ClusterNamespace }}", Name: "kof-vmuser-creds-{{ .Cluster.metadata.name }}"}},
+				Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Namespace: "{{ .ClusterNamespace }}", Name: "kof-vmuser-creds-{{ .Cluster.metadata.name }}"}},
 		)
 		want := map[string]any{
 			"endpoint":  "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write",
@@ -109,7 +111,7 @@ func TestHasKeyOnMgmtResourcesFailsAsInSveltos(t *testing.T) {
 func TestRequiredMissingRefFails(t *testing.T) {
 	in := input(t, "a: 1\n", DoublePass)
 	in.TemplateResourceRefs = append(in.TemplateResourceRefs, TemplateResourceRef{Identifier: "VMUser",
-		Resource: ObjectRef{APIVersion: "operator.victoriametrics.com/v1beta1", Kind: "VMUser", Name: "kof-vmuser-{{ .ClusterName }}"}})
+		Resource: corev1.ObjectReference{APIVersion: "operator.victoriametrics.com/v1beta1", Kind: "VMUser", Name: "kof-vmuser-{{ .ClusterName }}"}})
 	e := mustFail(t, in)
 	for _, want := range []string{`templateResourceRefs[1] (identifier "VMUser")`, "VMUser kcm-system/kof-vmuser-child-1 not found", "optional: true"} {
 		if !strings.Contains(e.Error(), want) {
@@ -121,7 +123,7 @@ func TestRequiredMissingRefFails(t *testing.T) {
 func TestRefNameTemplateError(t *testing.T) {
 	in := input(t, "a: 1\n", DoublePass)
 	in.TemplateResourceRefs = []TemplateResourceRef{{Identifier: "X",
-		Resource: ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Name: "{{ .Cluster.metadata.annotations.nope }}"}}}
+		Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "{{ .Cluster.metadata.annotations.nope }}"}}}
 	in.Cluster = bareCluster(t)
 	e := mustFail(t, in)
 	if !strings.Contains(e.Error(), "resource.name") || !strings.Contains(e.Error(), `map has no entry for key "annotations"`) {
@@ -423,7 +425,7 @@ ca: {{ (genCA "kof" 365).Cert | sha256sum }}
 func TestSecretStringDataIsBase64Data(t *testing.T) {
 	in := input(t, "user: {{ (getResource \"Creds\").data.username }}\n", SinglePass)
 	in.TemplateResourceRefs = []TemplateResourceRef{{Identifier: "Creds",
-		Resource: ObjectRef{APIVersion: "v1", Kind: "Secret", Name: "kof-vmuser-creds-child-1"}}}
+		Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Name: "kof-vmuser-creds-child-1"}}}
 	if got := mustInstantiate(t, in).Values["user"]; got != "Y2hpbGQtMQ==" {
 		t.Errorf("data.username = %v, want base64 of child-1", got)
 	}
@@ -448,5 +450,22 @@ second: {{ "{{" }} .Cluster.metadata.name {{ "}}" }}
 	want := map[string]any{"first": "renamed", "second": "child-1"}
 	if diff := cmp.Diff(want, mustInstantiate(t, input(t, values, DoublePass)).Values); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
+	}
+}
+
+func TestTemplateResourceRefDecodesFromMCS(t *testing.T) {
+	// The shape of a MultiClusterService's spec.serviceSpec.templateResourceRefs.
+	raw := `[{"resource":{"apiVersion":"v1","kind":"ConfigMap","name":"kof-cluster-config-{{ .ClusterName }}"},
+	"identifier":"ChildConfig","optional":true,"ignoreStatusChanges":true,"watchFields":["data"]}]`
+	var refs []TemplateResourceRef
+	if err := json.Unmarshal([]byte(raw), &refs); err != nil {
+		t.Fatal(err)
+	}
+	want := []TemplateResourceRef{{
+		Resource:   corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "kof-cluster-config-{{ .ClusterName }}"},
+		Identifier: "ChildConfig", Optional: true, IgnoreStatusChanges: true, WatchFields: []string{"data"},
+	}}
+	if diff := cmp.Diff(want, refs); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 }

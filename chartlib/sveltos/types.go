@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -44,19 +45,12 @@ type Data struct {
 	MgmtResources          map[string]map[string]any
 }
 
-// ObjectRef names one management-cluster object. Name and Namespace may be templates (see TemplateResourceRef).
-type ObjectRef struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name"`
-}
-
-// TemplateResourceRef is one entry of a Profile's (or MCS's) templateResourceRefs, with the JSON names of
-// addon-controller api/v1beta1 TemplateResourceRef.
+// TemplateResourceRef is one entry of a Profile's (or MCS's spec.serviceSpec) templateResourceRefs, field for
+// field addon-controller api/v1beta1 TemplateResourceRef, so the MCS's JSON decodes into it.
 type TemplateResourceRef struct {
-	// Resource is the referenced object; an empty namespace means the cluster's namespace.
-	Resource ObjectRef `json:"resource"`
+	// Resource is the referenced object (apiVersion, kind, namespace, name). Name and namespace may be
+	// html/templates over {Cluster, ClusterNamespace, ClusterName}; an empty namespace means the cluster's.
+	Resource corev1.ObjectReference `json:"resource"`
 	// Identifier is the key under .MgmtResources; unique within one profile.
 	Identifier string `json:"identifier"`
 	// Optional lets a missing object be skipped instead of failing the cluster.
