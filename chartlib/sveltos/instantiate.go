@@ -237,6 +237,9 @@ type chartEntry struct {
 func (e *engine) passOne() (chartEntry, error) {
 	entry := chartEntry{ReleaseName: e.in.Service, ReleaseNamespace: e.in.ServiceNamespace,
 		Values: e.in.Values, ValuesFrom: e.in.ValuesFrom}
+	if entry.ReleaseNamespace == "" {
+		entry.ReleaseNamespace = e.in.Service // KCM: adapters/sveltos serviceset_controller.go
+	}
 	var err error
 	if entry.ReleaseName, err = instantiateField(e, "releaseName", entry.ReleaseName); err != nil {
 		return entry, err

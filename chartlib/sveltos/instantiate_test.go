@@ -368,6 +368,10 @@ func TestReleaseFieldsAreTemplated(t *testing.T) {
 	if res.ReleaseName != "kof-collectors" || res.ReleaseNamespace != "kof-child-1" {
 		t.Errorf("release %q/%q, want kof-child-1/kof-collectors", res.ReleaseNamespace, res.ReleaseName)
 	}
+	in.ServiceNamespace = ""
+	if res := mustInstantiate(t, in); res.ReleaseNamespace != "kof-collectors" {
+		t.Errorf("empty release namespace became %q, want the service name", res.ReleaseNamespace)
+	}
 }
 
 func TestInputErrors(t *testing.T) {

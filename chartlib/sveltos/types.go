@@ -102,7 +102,8 @@ type Input struct {
 	Profile string
 	// Service is the service (helm release) name.
 	Service string
-	// ServiceNamespace is the release namespace; like every chart entry field it is templated in DoublePass.
+	// ServiceNamespace is the release namespace ("" means the service name, as KCM converts it); like the
+	// release name it is templated in the first pass.
 	ServiceNamespace string
 	// Cluster is the CAPI Cluster or SveltosCluster the values are instantiated for. Required.
 	Cluster *unstructured.Unstructured
