@@ -1,0 +1,212 @@
+// Package vmstorageconnection is the controller that adds remote storage nodes to the select component of a
+// VictoriaLogs (VLCluster) or VictoriaTraces (VTCluster) cluster, one VMStorageConnection per node.
+//
+// For each storage cluster it gathers every VMStorageConnection that references it (in namespace/name order) and
+// sets the select component's `storageNode`, `storageNode.usernameFile`, `storageNode.passwordFile`,
+// `storageNode.tls` and `storageNode.tlsInsecureSkipVerify` extraArgs and the `secrets` mounts by server-side apply,
+// only when they differ (CONTRACT.md, "CRDs"; VictoriaMetrics operator v0.74 VLCluster `spec.vlselect`, VTCluster
+// `spec.select`). It watches the clusters, so a Helm upgrade that resets the args is repaired, and removes a
+// connection's node through the finalizer `k0rdent.mirantis.com/vmstorageconnection`. Credentials Secrets in another
+// namespace than the cluster are copied into the cluster's namespace under the same name.
+package vmstorageconnection
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	vmv1 "github.com/VictoriaMetrics/operator/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+)
+
+// ControllerName names the controller (metrics, logs, events).
+const ControllerName = "vmstorageconnection"
+
+// Annotations this controller writes (ours).
+const (
+	// MountedSecretsAnnotation on a storage cluster lists, comma-separated, the Secrets this controller mounted, so
+	// that mounts made by others are kept when connections go away.
+	MountedSecretsAnnotation = kofv1.Prefix + "kof-storage-connection-secrets"
+	// SourceSecretAnnotation on a copied credentials Secret names its source `namespace/name`.
+	SourceSecretAnnotation = kofv1.Prefix + "kof-source-secret"
+)
+
+// Reconciler keeps storage clusters in line with the VMStorageConnections that reference them. Client and Recorder
+// are required; the manager's scheme must know kofv1, VictoriaMetrics operator v1 (VLCluster, VTCluster) and core v1.
+type Reconciler struct {
+	// Client reads through the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder emits events on VMStorageConnections (transitions and failures only).
+	Recorder events.EventRecorder
+}
+
+// SetupWithManager registers the controller with mgr: VMStorageConnections, and the VLClusters, VTClusters and
+// Secrets they reference (mapped back to every connection that references them). It returns the builder's error.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil || r.Recorder == nil {
+		return fmt.Errorf("setup %s controller: Client and Recorder are required", ControllerName)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&kofv1.VMStorageConnection{}).
+		Watches(&vmv1.VLCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVLCluster))).
+		Watches(&vmv1.VTCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVTCluster))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConnections)).
+		Complete(r)
+}
+
+// clusterKey identifies a storage cluster.
+type clusterKey struct {
+	kind, namespace, name string
+}
+
+// refOf returns the storage cluster a connection references (namespace defaults to the connection's).
+func refOf(c *kofv1.VMStorageConnection) clusterKey {
+	ns := c.Spec.ClusterRef.Namespace
+	if ns == "" {
+		ns = c.Namespace
+	}
+	return clusterKey{kind: c.Spec.ClusterRef.Kind, namespace: ns, name: c.Spec.ClusterRef.Name}
+}
+
+// clusterToConnections maps a storage cluster of kind to the connections that reference it.
+func (r *Reconciler) clusterToConnections(kind string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		key := clusterKey{kind: kind, namespace: obj.GetNamespace(), name: obj.GetName()}
+		return r.requests(ctx, func(c *kofv1.VMStorageConnection) bool { return refOf(c) == key })
+	}
+}
+
+// secretToConnections maps a Secret to the connections whose credentials it holds.
+func (r *Reconciler) secretToConnections(ctx context.Context, obj client.Object) []reconcile.Request {
+	return r.requests(ctx, func(c *kofv1.VMStorageConnection) bool {
+		s := c.Spec.TargetStorageNode.Secret
+		return s != nil && c.Namespace == obj.GetNamespace() && s.Name == obj.GetName()
+	})
+}
+
+// requests lists the connections matching keep as reconcile requests.
+func (r *Reconciler) requests(ctx context.Context, keep func(*kofv1.VMStorageConnection) bool) []reconcile.Request {
+	var list kofv1.VMStorageConnectionList
+	if err := r.Client.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list VMStorageConnections for a watch event")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if keep(&list.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
+}
+
+// Reconcile brings the storage cluster referenced by the connection req in line with all its connections, handles
+// the finalizer, and patches the connection's status once at the end. Transient API errors are returned for
+// backoff; a missing cluster waits for the cluster watch.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, err error) {
+	var conn kofv1.VMStorageConnection
+	if err := r.Client.Get(ctx, req.NamespacedName, &conn); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	base := conn.DeepCopy()
+	var o outcome
+	deleting := !conn.DeletionTimestamp.IsZero()
+	defer func() {
+		if deleting {
+			return // the object is going away; its status no longer matters
+		}
+		if perr := r.patchStatus(ctx, base, o); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+
+	key := refOf(&conn)
+	if key.kind != kofv1.KindVLCluster && key.kind != kofv1.KindVTCluster {
+		o = failure(kofv1.ReasonInvalidSpec, fmt.Sprintf("spec.cluster_ref.kind: %q; use %s or %s", key.kind, kofv1.KindVLCluster, kofv1.KindVTCluster))
+		return reconcile.Result{}, nil
+	}
+	if deleting {
+		return reconcile.Result{}, r.finalize(ctx, &conn, key)
+	}
+	if err := r.ensureMetadata(ctx, &conn, key); err != nil {
+		return reconcile.Result{}, err
+	}
+	base.ResourceVersion = conn.ResourceVersion
+	o, err = r.sync(ctx, key, conn.Namespace+"/"+conn.Name)
+	return reconcile.Result{}, err
+}
+
+// finalize removes the connection's node from its cluster (when the cluster still exists) and then the finalizer.
+func (r *Reconciler) finalize(ctx context.Context, conn *kofv1.VMStorageConnection, key clusterKey) error {
+	if !controllerutil.ContainsFinalizer(conn, kofv1.VMStorageConnectionFinalizer) {
+		return nil
+	}
+	if _, err := r.sync(ctx, key, ""); err != nil {
+		return err
+	}
+	patch := client.MergeFromWithOptions(conn.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(conn, kofv1.VMStorageConnectionFinalizer)
+	if err := r.Client.Patch(ctx, conn, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("remove finalizer of VMStorageConnection %s/%s: %w", conn.Namespace, conn.Name, err)
+	}
+	return nil
+}
+
+// ensureMetadata adds the finalizer and the index labels `k0rdent.mirantis.com/cluster-name` and `cluster-kind`
+// when missing, in one patch; it writes nothing when they are in place.
+func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageConnection, key clusterKey) error {
+	want := map[string]string{kofv1.StorageClusterNameLabel: key.name, kofv1.StorageClusterKindLabel: key.kind}
+	labelsOK := true
+	for k, v := range want {
+		if conn.Labels[k] != v {
+			labelsOK = false
+		}
+	}
+	if labelsOK && controllerutil.ContainsFinalizer(conn, kofv1.VMStorageConnectionFinalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(conn.DeepCopy())
+	if conn.Labels == nil {
+		conn.Labels = map[string]string{}
+	}
+	maps.Copy(conn.Labels, want)
+	controllerutil.AddFinalizer(conn, kofv1.VMStorageConnectionFinalizer)
+	if err := r.Client.Patch(ctx, conn, patch); err != nil {
+		return fmt.Errorf("add finalizer and labels to VMStorageConnection %s/%s: %w", conn.Namespace, conn.Name, err)
+	}
+	return nil
+}
+
+// joinSorted returns the sorted, comma-joined form of names.
+func joinSorted(names []string) string {
+	s := slices.Clone(names)
+	slices.Sort(s)
+	return strings.Join(s, ",")
+}
+
+// splitList parses a comma-joined list; "" gives nil.
+func splitList(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// sameSet reports whether a and b hold the same strings.
+func sameSet(a, b []string) bool { return joinSorted(a) == joinSorted(b) }
+
+// nsName formats a key.
+func nsName(k types.NamespacedName) string { return k.Namespace + "/" + k.Name }

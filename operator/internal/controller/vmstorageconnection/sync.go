@@ -1,0 +1,250 @@
+package vmstorageconnection
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	vmv1 "github.com/VictoriaMetrics/operator/api/operator/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+)
+
+// clusterState is what a storage cluster's select component carries now.
+type clusterState struct {
+	extraArgs map[string]string
+	secrets   []string
+	mounted   []string // MountedSecretsAnnotation
+}
+
+// componentField returns the spec field of the select component of kind: VLCluster `vlselect`, VTCluster `select`.
+func componentField(kind string) string {
+	if kind == kofv1.KindVTCluster {
+		return "select"
+	}
+	return "vlselect"
+}
+
+// getCluster reads the storage cluster; nil without error when it does not exist.
+func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterState, error) {
+	nn := types.NamespacedName{Namespace: key.namespace, Name: key.name}
+	st := &clusterState{}
+	var err error
+	switch key.kind {
+	case kofv1.KindVTCluster:
+		var c vmv1.VTCluster
+		if err = r.Client.Get(ctx, nn, &c); err == nil {
+			st.mounted = splitList(c.Annotations[MountedSecretsAnnotation])
+			if c.Spec.Select != nil {
+				st.extraArgs, st.secrets = c.Spec.Select.ExtraArgs, c.Spec.Select.Secrets
+			}
+		}
+	default:
+		var c vmv1.VLCluster
+		if err = r.Client.Get(ctx, nn, &c); err == nil {
+			st.mounted = splitList(c.Annotations[MountedSecretsAnnotation])
+			if c.Spec.VLSelect != nil {
+				st.extraArgs, st.secrets = c.Spec.VLSelect.ExtraArgs, c.Spec.VLSelect.Secrets
+			}
+		}
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get %s %s: %w", key.kind, nsName(nn), err)
+	}
+	return st, nil
+}
+
+// connections returns every live connection (not being deleted) sorted by namespace/name.
+func (r *Reconciler) connections(ctx context.Context) ([]kofv1.VMStorageConnection, error) {
+	var list kofv1.VMStorageConnectionList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("list VMStorageConnections: %w", err)
+	}
+	var out []kofv1.VMStorageConnection
+	for _, c := range list.Items {
+		if c.DeletionTimestamp.IsZero() {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b kofv1.VMStorageConnection) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return out, nil
+}
+
+// sync makes the cluster key carry exactly the live connections that reference it, copies credential Secrets into
+// its namespace, prunes copies nobody needs, and returns the outcome for the connection self (`namespace/name`;
+// "" when finalizing).
+func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (outcome, error) {
+	all, err := r.connections(ctx)
+	if err != nil {
+		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+	}
+	cluster, err := r.getCluster(ctx, key)
+	if err != nil {
+		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+	}
+	if cluster == nil {
+		return failure(kofv1.ReasonNotFound, fmt.Sprintf("spec.cluster_ref: %s %s/%s not found; it is connected once it exists",
+			key.kind, key.namespace, key.name)), r.pruneCopies(ctx, key.namespace, all)
+	}
+	var usable []kofv1.VMStorageConnection
+	selfOutcome := outcome{set: true, ok: true, reason: kofv1.ReasonSucceeded, message: "connected to " + key.kind + " " + key.namespace + "/" + key.name}
+	for i := range all {
+		c := &all[i]
+		if refOf(c) != key {
+			continue
+		}
+		id := c.Namespace + "/" + c.Name
+		problem, err := r.ensureSecretCopy(ctx, c, key.namespace)
+		if err != nil {
+			return failure(kofv1.ReasonApplyFailed, err.Error()), err
+		}
+		if problem != "" {
+			if id == self {
+				selfOutcome = failure(kofv1.ReasonNotFound, problem)
+			}
+			continue
+		}
+		usable = append(usable, *c)
+		if id == self {
+			selfOutcome.message = fmt.Sprintf("storage node %s set on %s %s/%s", c.Spec.TargetStorageNode.Address, key.kind, key.namespace, key.name)
+		}
+	}
+	desired := DesiredFor(usable, func(c *kofv1.VMStorageConnection) string { return c.Spec.TargetStorageNode.Secret.Name })
+	if err := r.applyCluster(ctx, key, cluster, desired); err != nil {
+		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+	}
+	if err := r.pruneCopies(ctx, key.namespace, all); err != nil {
+		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+	}
+	return selfOutcome, nil
+}
+
+// applyCluster server-side applies the managed args, the merged mounts and MountedSecretsAnnotation when any of them
+// differs from cluster; it writes nothing otherwise. Dropping a key from the apply removes it, since this field
+// manager owned it.
+func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *clusterState, d Desired) error {
+	secrets := MergeSecrets(cluster.secrets, cluster.mounted, d.Secrets)
+	if maps.Equal(CurrentArgs(cluster.extraArgs), d.Args) && sameSet(cluster.secrets, secrets) &&
+		joinSorted(cluster.mounted) == joinSorted(d.Secrets) {
+		return nil
+	}
+	metadata := map[string]any{"name": key.name, "namespace": key.namespace}
+	if len(d.Secrets) > 0 {
+		metadata["annotations"] = map[string]any{MountedSecretsAnnotation: joinSorted(d.Secrets)}
+	}
+	component := map[string]any{}
+	if len(d.Args) > 0 {
+		args := map[string]any{}
+		for k, v := range d.Args {
+			args[k] = v
+		}
+		component["extraArgs"] = args
+	}
+	if len(secrets) > 0 {
+		list := make([]any, len(secrets))
+		for i, s := range secrets {
+			list[i] = s
+		}
+		component["secrets"] = list
+	}
+	obj := map[string]any{
+		"apiVersion": vmv1.SchemeGroupVersion.String(),
+		"kind":       key.kind,
+		"metadata":   metadata,
+	}
+	if len(component) > 0 {
+		obj["spec"] = map[string]any{componentField(key.kind): component}
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kofv1.ManagedBy), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply storage nodes to %s %s/%s: %w", key.kind, key.namespace, key.name, err)
+	}
+	return nil
+}
+
+// ensureSecretCopy makes the credentials Secret of c available in namespace ns. A Secret already in ns needs
+// nothing; one in another namespace is copied under the same name (labelled managed-by kof-operator, annotated with
+// its source) when the copy is missing or differs. It returns a problem for the user (missing source, name taken by
+// another Secret) or an API error.
+func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageConnection, ns string) (string, error) {
+	ref := c.Spec.TargetStorageNode.Secret
+	if ref == nil {
+		return "", nil
+	}
+	srcKey := types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}
+	var src corev1.Secret
+	if err := r.Client.Get(ctx, srcKey, &src); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Sprintf("spec.target_storage_node.secret.name: Secret %s not found; create it or fix the name", nsName(srcKey)), nil
+		}
+		return "", fmt.Errorf("get credentials Secret %s: %w", nsName(srcKey), err)
+	}
+	for _, k := range []string{ref.UsernameKey, ref.PasswordKey} {
+		if _, ok := src.Data[k]; !ok {
+			return fmt.Sprintf("spec.target_storage_node.secret: Secret %s has no key %q; fix username_key/password_key", nsName(srcKey), k), nil
+		}
+	}
+	if c.Namespace == ns {
+		return "", nil
+	}
+	dstKey := types.NamespacedName{Namespace: ns, Name: ref.Name}
+	var dst corev1.Secret
+	err := r.Client.Get(ctx, dstKey, &dst)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return "", fmt.Errorf("get credentials copy %s: %w", nsName(dstKey), err)
+	case dst.Annotations[SourceSecretAnnotation] != nsName(srcKey):
+		return fmt.Sprintf("spec.target_storage_node.secret.name: %s exists and is not a copy of %s; rename one of them",
+			nsName(dstKey), nsName(srcKey)), nil
+	case maps.EqualFunc(dst.Data, src.Data, func(a, b []byte) bool { return string(a) == string(b) }):
+		return "", nil
+	}
+	ac := corev1ac.Secret(dstKey.Name, dstKey.Namespace).
+		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
+		WithAnnotations(map[string]string{SourceSecretAnnotation: nsName(srcKey)}).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(src.Data)
+	if err := r.Client.Apply(ctx, ac, client.FieldOwner(kofv1.ManagedBy), client.ForceOwnership); err != nil {
+		return "", fmt.Errorf("apply credentials copy %s: %w", nsName(dstKey), err)
+	}
+	return "", nil
+}
+
+// pruneCopies deletes the Secret copies in namespace ns that no live connection needs any more.
+func (r *Reconciler) pruneCopies(ctx context.Context, ns string, all []kofv1.VMStorageConnection) error {
+	needed := map[string]bool{}
+	for i := range all {
+		c := &all[i]
+		if s := c.Spec.TargetStorageNode.Secret; s != nil && refOf(c).namespace == ns && c.Namespace != ns {
+			needed[s.Name] = true
+		}
+	}
+	var list corev1.SecretList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+		return fmt.Errorf("list credentials copies in %s: %w", ns, err)
+	}
+	for i := range list.Items {
+		s := &list.Items[i]
+		if _, isCopy := s.Annotations[SourceSecretAnnotation]; !isCopy || needed[s.Name] {
+			continue
+		}
+		if err := r.Client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("delete unused credentials copy %s/%s: %w", s.Namespace, s.Name, err)
+		}
+	}
+	return nil
+}
