@@ -31,6 +31,12 @@ func checkPropagationVMUserBundle(t *testing.T, res *render.Result) {
 	if labels["k0rdent.mirantis.com/kof-generated"] != "true" || labels["app.kubernetes.io/instance"] != "kof-propagation" {
 		t.Errorf("VMUser labels %v, want its own labels and the chart's", labels)
 	}
+	if _, ok := vmuser.Object["status"]; ok {
+		t.Error("propagated VMUser keeps its status")
+	}
+	if _, ok := vmuser.Object["metadata"].(map[string]any)["creationTimestamp"]; ok {
+		t.Error("propagated VMUser keeps metadata.creationTimestamp")
+	}
 	if got := str(t, vmuser, "spec", "passwordRef", "name"); got != secret.GetName() {
 		t.Errorf("VMUser passwordRef %q, want the propagated Secret", got)
 	}
