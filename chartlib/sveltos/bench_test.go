@@ -1,7 +1,10 @@
 package sveltos
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"testing"
 )
 
@@ -72,4 +75,55 @@ func BenchmarkLint(b *testing.B) {
 	for b.Loop() {
 		Lint(collectorsValues)
 	}
+}
+
+// BenchmarkInstantiateFleet instantiates the collectors values for a fleet of 1 management, 10 regional and
+// 200 child clusters (one ChildConfig and one credentials Secret each), the layer-2 share of `kof render`.
+func BenchmarkInstantiateFleet(b *testing.B) {
+	var inputs []Input
+	var objects []*unstructured.Unstructured
+	add := func(name, role string) {
+		cd := obj(b, fmt.Sprintf(`
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: ClusterDeployment
+metadata:
+  name: %s
+  namespace: kcm-system
+  labels: {k0rdent.mirantis.com/kof-cluster-role: %s}
+spec:
+  config:
+    clusterAnnotations: {k0rdent.mirantis.com/kof-regional-domain: %s.kof.example.com}
+`, name, role, name))
+		cluster, err := ClusterFromDeployment(cd, KindCAPI)
+		if err != nil {
+			b.Fatal(err)
+		}
+		cm := childConfig(b)
+		cm.SetName("kof-cluster-config-" + name)
+		secret := vmuserSecret(b)
+		secret.SetName("kof-vmuser-creds-" + name)
+		objects = append(objects, cm, secret)
+		inputs = append(inputs, Input{Profile: "kof-" + role + "-cluster", Service: "kof-collectors", Cluster: cluster,
+			Values: collectorsValues, Objects: nil, TemplateResourceRefs: []TemplateResourceRef{childConfigRef(),
+				{Identifier: "Creds", Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "Secret", Name: "kof-vmuser-creds-{{ .ClusterName }}"}}}})
+	}
+	add("mgmt", "child")
+	for i := range 10 {
+		add(fmt.Sprintf("regional-%d", i), "regional")
+	}
+	for i := range 200 {
+		add(fmt.Sprintf("child-%03d", i), "child")
+	}
+	for i := range inputs {
+		inputs[i].Objects = objects
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, in := range inputs {
+			if _, err := Instantiate(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(len(inputs)), "clusters/op")
 }

@@ -473,3 +473,17 @@ func TestTemplateResourceRefDecodesFromMCS(t *testing.T) {
 		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 }
+
+func TestPassTwoErrorQuotesThePassOneOutput(t *testing.T) {
+	values := "a: 1\nb: '{{ \"{{\" }} .Cluster.nope {{ \"}}\" }}'\n"
+	e := mustFail(t, input(t, values, DoublePass))
+	if e.Stage != "pass 2 of 2 (values)" || e.Line != 2 || e.Source != "b: '{{ .Cluster.nope }}'" {
+		t.Errorf("error stage %q line %d source %q", e.Stage, e.Line, e.Source)
+	}
+	if !strings.Contains(e.Error(), `map has no entry for key "nope"`) {
+		t.Errorf("error %q lacks the cause", e)
+	}
+	if res := mustInstantiate(t, input(t, values, SinglePass)); res.Values["b"] != "{{ .Cluster.nope }}" {
+		t.Errorf("single-pass b = %v", res.Values["b"])
+	}
+}
