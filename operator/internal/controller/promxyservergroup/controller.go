@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/promxy"
 )
 
@@ -229,7 +230,7 @@ func (r *Reconciler) applySecret(ctx context.Context, key types.NamespacedName, 
 		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{promxy.ConfigKey: config})
-	if err := r.Client.Apply(ctx, ac, client.FieldOwner(kofv1.ManagedBy), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("apply promxy config Secret %s: %w", key, err)
 	}
 	return true, nil

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/internal/apply"
 )
 
 // clusterState is what a storage cluster's select component carries now.
@@ -169,7 +170,7 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 		obj["spec"] = map[string]any{componentField(key.kind): component}
 	}
 	u := &unstructured.Unstructured{Object: obj}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(kofv1.ManagedBy), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply storage nodes to %s %s/%s: %w", key.kind, key.namespace, key.name, err)
 	}
 	return nil
@@ -218,7 +219,7 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 		WithAnnotations(map[string]string{SourceSecretAnnotation: nsName(srcKey)}).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(src.Data)
-	if err := r.Client.Apply(ctx, ac, client.FieldOwner(kofv1.ManagedBy), client.ForceOwnership); err != nil {
+	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("apply credentials copy %s: %w", nsName(dstKey), err)
 	}
 	return "", nil
