@@ -291,15 +291,40 @@ func TestNindentBreaksUnderDoublePass(t *testing.T) {
 	}
 }
 
-func TestToJsonSurvivesDoublePass(t *testing.T) {
-	values := "collectors:\n  labels: {{ .Cluster.metadata.labels | toJson }}\n"
-	single := mustInstantiate(t, input(t, values, SinglePass)).Values
-	double := mustInstantiate(t, input(t, values, DoublePass)).Values
-	if diff := cmp.Diff(single, double); diff != "" {
-		t.Errorf("modes differ (-single +double):\n%s", diff)
+func TestSafePatternsRenderTheSameInBothModes(t *testing.T) {
+	cases := map[string]string{
+		"toJson flow output": "collectors:\n  labels: {{ .Cluster.metadata.labels | toJson }}\n",
+		"range emitting literal lines": `labels:
+{{- range $k, $v := .Cluster.metadata.labels }}
+  {{ $k }}: {{ $v | quote }}
+{{- end }}
+`,
+		"if/else with dig defaults": `{{- $domain := dig "metadata" "annotations" "k0rdent.mirantis.com/kof-regional-domain" "" .Cluster }}
+{{- if $domain }}
+endpoint: {{ printf "https://vmauth.%s/vm/insert/0/prometheus/api/v1/write" $domain | quote }}
+{{- else }}
+endpoint: http://vmauth-cluster:8427/vm/insert/0/prometheus/api/v1/write
+{{- end }}
+`,
+		"fromYaml checked with hasKey": `{{- $o := fromYaml (dig "metadata" "annotations" "k0rdent.mirantis.com/kof-collectors-values" "{}" .Cluster) }}
+{{- if hasKey $o "Error" }}{{ fail (get $o "Error") }}{{ end }}
+overrides: {{ $o | toJson }}
+`,
 	}
-	if f := Lint(values); len(f) != 0 {
-		t.Errorf("Lint(%q) = %v, want none", values, f)
+	for name, values := range cases {
+		t.Run(name, func(t *testing.T) {
+			single := mustInstantiate(t, input(t, values, SinglePass)).Values
+			double := mustInstantiate(t, input(t, values, DoublePass)).Values
+			if len(single) == 0 {
+				t.Fatalf("empty values from %q", values)
+			}
+			if diff := cmp.Diff(single, double); diff != "" {
+				t.Errorf("modes differ (-single +double):\n%s", diff)
+			}
+			if f := Lint(values); len(f) != 0 {
+				t.Errorf("Lint = %v, want none", f)
+			}
+		})
 	}
 }
 
