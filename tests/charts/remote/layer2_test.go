@@ -230,7 +230,7 @@ func serviceNames(results []serviceResult) []string {
 }
 
 // layer2Golden renders each KOF service (kof-storage, kof-collectors) of results with its instantiated values and
-// returns the golden text: per service, the values then the rendered objects.
+// returns the golden text: per service, the values then the rendered objects, each object validated.
 func layer2Golden(t testing.TB, results []serviceResult) ([]byte, map[string]*renderedService) {
 	t.Helper()
 	var out []byte
@@ -246,6 +246,7 @@ func layer2Golden(t testing.TB, results []serviceResult) ([]byte, map[string]*re
 			continue
 		}
 		res := renderChart(t, renderSpec{chart: r.service.Name, values: r.result.Values})
+		checkValid(t, r.service.Name+" (layer 2)", res)
 		rendered[r.service.Name] = &renderedService{values: r.result.Values, objects: res}
 		out = append(out, []byte("# service "+r.service.Name+" objects\n")...)
 		out = append(out, manifestYAML(t, res)...)
