@@ -128,7 +128,8 @@ type Result struct {
 	ReleaseNamespace string
 	// Text is the instantiated inline values text (after the last pass).
 	Text string
-	// Values is the final values map: Text parsed, then every valuesFrom document merged over it.
+	// Values is the final values map: Text parsed, then every valuesFrom document merged over it. It is parsed
+	// with sigs.k8s.io/yaml as Sveltos does, so every number is a float64 (Helm prints 1000000 as 1e+06).
 	Values map[string]any
 	// Data is what the last pass saw (MgmtResources after any mutation by resource functions).
 	Data Data
