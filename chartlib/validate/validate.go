@@ -166,4 +166,3 @@ func Objects(set *manifest.Set) ([]Finding, error) {
 type problem struct {
 	path, msg string
 }
-
