@@ -171,7 +171,6 @@ type walker struct {
 	style      byte           // first byte of the pass-1 YAML: '|' literal block, '"' double-quoted, else single-line
 	assigned   map[string]int // variables holding a fromYaml result, with the line of the assignment
 	checked    map[string]bool
-	checkedAny bool // a bare .Error field is read somewhere (inside a with block)
 	singleLine bool // the single-line finding was reported
 }
 
@@ -263,8 +262,9 @@ func (w *walker) arg(a parse.Node) {
 	switch a := a.(type) {
 	case *parse.FieldNode:
 		w.field(a.Ident, a.Position())
-		if slices.Contains(a.Ident, "Error") {
-			w.checkedAny = true
+		if len(a.Ident) == 1 && a.Ident[0] == "Error" {
+			w.l.add(w.line(a.Position()), RuleErrorField,
+				".Error fails with missingkey=error when parsing succeeded; test hasKey on the parsed map first")
 		}
 	case *parse.VariableNode:
 		if len(a.Ident) >= 2 && a.Ident[1] == "Error" {
@@ -334,9 +334,6 @@ func (w *walker) nested(pos parse.Pos) bool {
 
 // finish reports fromYaml results never checked for Error.
 func (w *walker) finish() {
-	if w.checkedAny {
-		return
-	}
 	vars := make([]string, 0, len(w.assigned))
 	for v := range w.assigned {
 		vars = append(vars, v)

@@ -88,6 +88,12 @@ func TestLint(t *testing.T) {
 			values: "{{- $v := fromYaml \"x: 1\" }}\n{{- if hasKey $v \"Error\" }}{{ fail (get $v \"Error\") }}{{ end }}\na: {{ $v.x }}\n",
 		},
 		{
+			name:   ".Error read inside with",
+			values: "{{- $v := fromYaml \"x: 1\" }}\n{{- with $v }}{{ if .Error }}{{ fail \"bad\" }}{{ end }}{{ end }}\na: 1\n",
+			want:   []Rule{RuleUncheckedFromYaml, RuleErrorField},
+			lines:  []int{1, 2},
+		},
+		{
 			name:   "string with a line break in an action",
 			values: "a:\n  b: {{ \"x\\ny\" }}\n",
 			want:   []Rule{RuleMultilineOutput},
