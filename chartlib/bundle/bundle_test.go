@@ -164,4 +164,3 @@ func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(string(b), "\n")
 	return s
 }
-
