@@ -14,7 +14,8 @@ import (
 const TemplateAnnotation = "projectsveltos.io/template"
 
 // MergeValues merges each overlay over base in order, as Sveltos merges valuesFrom documents over the inline
-// values: maps are merged key by key, every other value (lists included) is replaced by the overlay's.
+// values: maps are merged key by key, every other value (lists included) is replaced by the overlay's, empty
+// ones too (false, 0, "", [] and null win over the base).
 // base is modified and returned (a nil base starts empty). It returns mergo's error, if any.
 // Source: addon-controller controllers/handlers_helm.go (mergo.Merge with mergo.WithOverride).
 func MergeValues(base map[string]any, overlays ...map[string]any) (map[string]any, error) {

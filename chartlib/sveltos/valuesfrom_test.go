@@ -144,3 +144,17 @@ func TestValuesFromErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestMergeValuesEmptyOverlayValuesWin(t *testing.T) {
+	got, err := MergeValues(
+		map[string]any{"enabled": true, "n": float64(2), "s": "x", "m": map[string]any{"k": "v"}, "l": []any{"a"}},
+		map[string]any{"enabled": false, "n": float64(0), "s": "", "m": nil, "l": []any{}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"enabled": false, "n": float64(0), "s": "", "m": nil, "l": []any{}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("merged (-want +got):\n%s", diff)
+	}
+}
