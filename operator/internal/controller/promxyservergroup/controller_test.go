@@ -76,7 +76,7 @@ func create(t *testing.T, ctx context.Context, obj client.Object) {
 
 func newFixture(t *testing.T, prefix string) *fixture {
 	ctx := context.Background()
-	f := &fixture{ctx: ctx, promxyNS: prefix + "-kof", ns1: prefix + "-ns1", ns2: prefix + "-ns2", secret: "kof-mothership-promxy-config"}
+	f := &fixture{ctx: ctx, promxyNS: prefix + "-kof", ns1: prefix + "-ns1", ns2: prefix + "-ns2", secret: prefix + "-promxy-config"}
 	for _, ns := range []string{f.promxyNS, f.ns1, f.ns2} {
 		create(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 	}

@@ -5,6 +5,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/operator/internal/testenv"
@@ -19,6 +22,7 @@ func TestMain(m *testing.M) {
 
 // run starts one real kube-apiserver + etcd for the whole package.
 func run(m *testing.M) int {
+	ctrl.SetLogger(logr.Discard())
 	env, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -1,0 +1,202 @@
+package clusterdeployment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/testenv"
+)
+
+// Shared by the tests of this package: one control plane, one manager running the controller.
+var (
+	env *testenv.Env
+	rec *Reconciler
+)
+
+func testConfig() config.Config {
+	return config.Config{
+		ReleaseNamespace: "kof", ReleaseName: "kof-mothership", AutoUpgrade: true,
+		PropagationTemplate: "kof-propagation-2-0-0", KCMNamespace: "kcm-system", RegionlessClusterName: "mothership",
+		VTClusterName: "kof-traces", VLClusterName: "kof-logs", VLAuditClusterName: "kof-logs-audit",
+		Storage: config.StorageURLs{
+			VMInsert: "http://vminsert-cluster:8480/", VMSelect: "http://vmselect-cluster:8481/",
+			VLInsert: "http://vlinsert:9481/", VLSelect: "http://vlselect:9471/",
+			VLAuditInsert: "http://vlinsert-audit:9481/", VLAuditSelect: "http://vlselect-audit:9471/",
+			VTInsert: "http://vtinsert:10481/", VTSelect: "http://vtselect:10471/",
+		},
+		PromxyPodSelector: labels.Everything(), PromxySecretName: "kof-mothership-promxy-config",
+	}
+}
+
+// CacheOptions returns the manager cache options the operator uses: Secrets limited to the ones it made.
+func testCacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})},
+	}}
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	env, err = testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+		Cache: testCacheOptions(),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
+		Recorder: mgr.GetEventRecorder(Name)}
+	if err := rec.SetupWithManager(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	for _, ns := range []string{"kcm-system", "kof", "ns-a", "ns-b", "many"} {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if err := createTemplate(ctx, "kcm-system", "aws-standalone-cp-1-0-0", "infrastructure-aws"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := createTemplate(ctx, "kcm-system", "hetzner-cp-1-0-0", "infrastructure-hetzner"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// createTemplate creates a ClusterTemplate whose status lists the given providers.
+func createTemplate(ctx context.Context, ns, name string, providers ...string) error {
+	t := &kcmv1.ClusterTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: kcmv1.ClusterTemplateSpec{Helm: kcmv1.HelmSpec{ChartSpec: &sourcev1.HelmChartSpec{
+			Chart: "c", Version: "1.0.0", SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: "HelmRepository", Name: "kof-repo"},
+		}}},
+	}
+	if err := env.Client.Create(ctx, t); err != nil {
+		return fmt.Errorf("create template: %w", err)
+	}
+	t.Status.Providers = providers
+	if err := env.Client.Status().Update(ctx, t); err != nil {
+		return fmt.Errorf("update template status: %w", err)
+	}
+	return nil
+}
+
+// newCD returns a ClusterDeployment; config "" leaves spec.config unset.
+func newCD(ns, name, role, template, config string, lbls, ann map[string]string) *kcmv1.ClusterDeployment {
+	l := map[string]string{}
+	for k, v := range lbls {
+		l[k] = v
+	}
+	if role != "" {
+		l[kofv1.ClusterRoleLabel] = role
+	}
+	cd := &kcmv1.ClusterDeployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: l, Annotations: ann},
+		Spec:       kcmv1.ClusterDeploymentSpec{Template: template},
+	}
+	if config != "" {
+		cd.Spec.Config = &apiextv1.JSON{Raw: []byte(config)}
+	}
+	return cd
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := env.Client.Create(context.Background(), o); err != nil {
+			t.Fatalf("create %T %s: %v", o, o.GetName(), err)
+		}
+	}
+}
+
+// eventually retries f every 100ms for up to 60s and fails the test with f's last error.
+func eventually(t *testing.T, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// getCM returns the data of ConfigMap ns/name.
+func getCM(ns, name string) (map[string]string, error) {
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
+		return nil, err
+	}
+	return cm.Data, nil
+}
+
+// gone returns nil when obj no longer exists.
+func gone(obj client.Object) error {
+	err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%T %s still exists", obj, client.ObjectKeyFromObject(obj))
+}
+
+// eventFor returns the notes of the events regarding the ClusterDeployment ns/name with the given reason.
+func eventFor(ns, name, reason string) ([]string, error) {
+	var list eventsv1.EventList
+	if err := env.Client.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			out = append(out, e.Note)
+		}
+	}
+	return out, nil
+}
