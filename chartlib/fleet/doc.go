@@ -1,0 +1,39 @@
+// Package fleet renders what every cluster of a KOF fleet receives, offline: the `kof render` pipeline and the
+// harness of the scenario tests.
+//
+// # Pipeline
+//
+// Render follows the data flow of the KOF design ("Data flow of kof render"):
+//
+//  1. layer 1: the umbrella chart `kof` with the user's values, the `kof` namespace object as its lookup fixture
+//     → Flux HelmRepositories, HelmCharts and HelmReleases;
+//  2. every HelmRelease whose HelmChart names a local KOF chart (`<ChartsDir>/<chart>` exists) is rendered with the
+//     release's values, name and target namespace → the management cluster's objects (ServiceTemplates,
+//     MultiClusterServices, the kof-operator Deployment, PrometheusRules, ...);
+//  3. the KOF operator's outputs are computed by calling the operator's own pure packages (operator/discovery,
+//     operator/endpoints, operator/names, operator/rules, operator/config): regional and child ConfigMaps, VMUser
+//     credential Secrets (offline placeholders), vmrules ConfigMaps. Options.ManagementObjects replaces this step
+//     with objects read from a live management cluster;
+//  4. every MultiClusterService is matched against every ClusterDeployment (and, for self-management, the
+//     management cluster as the SveltosCluster mgmt/mgmt labelled `k0rdent.mirantis.com/management-cluster: "true"`);
+//     for each match every service's values are instantiated by chartlib/sveltos (layer 2), valuesFrom merged, and
+//     the service's chart rendered when its ServiceTemplate names a local KOF chart; a third-party service is
+//     recorded with its repository, chart, version and values;
+//  5. every rendered object is checked by Options.Validator (chartlib/validate); Write stores
+//     `<dir>/<cluster>/<service>/manifest.yaml` and `values.yaml`; Summary prints one line per cluster.
+//
+// A failure of steps 1–2 fails the whole render (nothing is partially rendered). A failure that concerns one
+// cluster (a malformed annotation, a child without a regional cluster, a template error, an invalid object) is
+// recorded on that cluster and the others still render.
+//
+// # Known differences from a live management cluster
+//
+//   - The operator's VMUser objects and propagation MultiClusterServices are not computed: only the credential
+//     Secrets the charts read, whose password is an offline placeholder (OfflinePassword).
+//   - MultiClusterService spec.dependsOn and service dependsOn only order the output; nothing waits.
+//   - A ClusterDeployment is shown to Sveltos as a CAPI Cluster, or as a SveltosCluster when its ClusterTemplate is
+//     KCM's adopted-cluster template (name or chart starting with `adopted-cluster`).
+//
+// Sources: ../shared/DESIGN.md ("Data flow of kof render"), ../shared/SVELTOS.md ("KCM mapping"), k0rdent/kcm
+// v1.10.0 api/v1beta1 (MultiClusterService, ServiceTemplate), fluxcd helm-controller v2 and source-controller v1.
+package fleet

@@ -1,0 +1,266 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/manifest"
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/chartlib/validate"
+)
+
+// Defaults of Options.
+const (
+	// DefaultReleaseName is the umbrella's release name.
+	DefaultReleaseName = "kof"
+	// DefaultNamespace is the umbrella's release namespace (CONTRACT.md, "Umbrella defaults").
+	DefaultNamespace = "kof"
+	// UmbrellaChart is the directory name of the umbrella chart under Options.ChartsDir.
+	UmbrellaChart = "kof"
+)
+
+// Roles shown for a cluster in the summary.
+const (
+	RoleManagement = "management"
+	RoleRegional   = "regional"
+	RoleChild      = "child"
+	// RoleNone marks a ClusterDeployment without a KOF role.
+	RoleNone = "-"
+)
+
+// Options describes one fleet render. ChartsDir is required; everything else is optional.
+type Options struct {
+	// ChartsDir holds the KOF charts: `<ChartsDir>/kof` (the umbrella) and `<ChartsDir>/<component>`.
+	ChartsDir string
+	// ValuesFiles are the user's umbrella values files, applied in order as `helm -f`.
+	ValuesFiles []string
+	// Values are applied after ValuesFiles (deep merge).
+	Values map[string]any
+	// ReleaseName and Namespace of the umbrella release; defaults DefaultReleaseName and DefaultNamespace.
+	ReleaseName, Namespace string
+	// NamespaceObject is the umbrella's namespace as it exists on the management cluster (what `lookup` sees, e.g.
+	// its `istio-injection` label); nil when it does not exist yet.
+	NamespaceObject *unstructured.Unstructured
+	// Clusters are the management cluster's inputs: ClusterDeployments, ClusterTemplates and any other objects the
+	// operator or layer 2 read (rule patch ConfigMaps, valuesFrom sources).
+	Clusters []*unstructured.Unstructured
+	// ManagementObjects, when set, replaces the computed operator outputs (step 3): objects read from a live
+	// management cluster (its operator-made ConfigMaps and Secrets).
+	ManagementObjects []*unstructured.Unstructured
+	// Mode is the layer-2 evaluation mode; sveltos.DoublePass when empty.
+	Mode sveltos.Mode
+	// Env pins what layer-2 templates could read from the process, the clock or randomness.
+	Env sveltos.Environment
+	// Validator checks every rendered object; nil skips validation.
+	Validator *validate.Validator
+	// Workers bounds the clusters rendered at once; 0 means runtime.GOMAXPROCS(0).
+	Workers int
+}
+
+// Fleet is the outcome of Render.
+type Fleet struct {
+	// Umbrella holds the umbrella's objects (layer 1: Flux HelmRepositories, HelmCharts, HelmReleases).
+	Umbrella *manifest.Set
+	// Releases are the umbrella's HelmReleases, in the umbrella's order.
+	Releases []Release
+	// Operator are the objects the KOF operator writes (computed offline, or Options.ManagementObjects).
+	Operator []*unstructured.Unstructured
+	// Clusters are the management cluster first, then every ClusterDeployment by namespace and name.
+	Clusters []*Cluster
+}
+
+// Release is one HelmRelease of the umbrella, rendered when its chart is a local KOF chart.
+type Release struct {
+	// Name is the Helm release name, Namespace the target namespace.
+	Name, Namespace string
+	// Chart and Version name the chart of the release's HelmChart; Repository is its HelmRepository URL.
+	Chart, Version, Repository string
+	// Values are the release's spec.values.
+	Values map[string]any
+	// Local is true when Chart is a KOF chart rendered from ChartsDir; Objects are then its objects.
+	Local   bool
+	Objects *manifest.Set
+}
+
+// Cluster is what one cluster receives.
+type Cluster struct {
+	// Name and Namespace identify the ClusterDeployment, or mgmt/mgmt for the management cluster.
+	Name, Namespace string
+	// Dir is the cluster's directory name under the output directory (Name, or `<namespace>.<name>` when two
+	// namespaces hold clusters of one name).
+	Dir string
+	// Role is RoleManagement, RoleRegional, RoleChild or RoleNone.
+	Role string
+	// Services are the services the cluster receives, in delivery order.
+	Services []*Service
+	// Errors are failures that concern the cluster as a whole (its ClusterDeployment, its regional binding).
+	Errors []error
+}
+
+// Service is one Helm release a cluster receives.
+type Service struct {
+	// Via says what delivers it: `HelmRelease <ns>/<name>`, `MultiClusterService <name>` or `helm install`.
+	Via string
+	// Name is the release name, Namespace its namespace, Template the KCM ServiceTemplate ("" for Flux).
+	Name, Namespace, Template string
+	// Chart, Version and Repository identify the chart.
+	Chart, Version, Repository string
+	// Local is true when Chart is a KOF chart rendered from ChartsDir; Objects are then its objects.
+	Local   bool
+	Objects *manifest.Set
+	// Values are the final values: layer-2 instantiated text parsed, valuesFrom merged over it.
+	Values map[string]any
+	// Findings are the validation findings of Objects.
+	Findings []validate.Finding
+	// Err is the failure to instantiate or render this service, nil on success.
+	Err error
+}
+
+// Failed reports whether the cluster has any error: its own, a service failure or a validation finding.
+func (c *Cluster) Failed() bool { return c.ErrorCount() > 0 }
+
+// ErrorCount returns the number of the cluster's errors, service failures and validation findings.
+func (c *Cluster) ErrorCount() int {
+	n := len(c.Errors)
+	for _, s := range c.Services {
+		if s.Err != nil {
+			n++
+		}
+		n += len(s.Findings)
+	}
+	return n
+}
+
+// ObjectCount returns the number of objects rendered for the cluster.
+func (c *Cluster) ObjectCount() int {
+	n := 0
+	for _, s := range c.Services {
+		if s.Objects != nil {
+			n += s.Objects.Len()
+		}
+	}
+	return n
+}
+
+// Service returns the cluster's service of the given release name, nil when absent.
+func (c *Cluster) Service(name string) *Service {
+	for _, s := range c.Services {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Problems returns every error of the cluster as text, one per line: its own errors, service failures and
+// validation findings.
+func (c *Cluster) Problems() []string {
+	var out []string
+	for _, err := range c.Errors {
+		out = append(out, err.Error())
+	}
+	for _, s := range c.Services {
+		if s.Err != nil {
+			out = append(out, fmt.Sprintf("service %s: %v", s.Name, s.Err))
+		}
+		for _, f := range s.Findings {
+			out = append(out, fmt.Sprintf("service %s: %s", s.Name, f))
+		}
+	}
+	return out
+}
+
+// Cluster returns the cluster of the given name (any namespace; mgmt for the management cluster), nil when absent.
+func (f *Fleet) Cluster(name string) *Cluster {
+	for _, c := range f.Clusters {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Failed reports whether any cluster failed.
+func (f *Fleet) Failed() bool {
+	for _, c := range f.Clusters {
+		if c.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// Render runs the fleet pipeline (see the package documentation) and returns what every cluster receives.
+// It returns an error, and no Fleet, when the umbrella or a management-cluster chart fails to render or the inputs
+// cannot be read; failures that concern one cluster are recorded on that Cluster instead.
+func Render(ctx context.Context, opts Options) (*Fleet, error) {
+	if opts.ChartsDir == "" {
+		return nil, errors.New("fleet: ChartsDir is required; set it to the directory holding the KOF charts")
+	}
+	if opts.ReleaseName == "" {
+		opts.ReleaseName = DefaultReleaseName
+	}
+	if opts.Namespace == "" {
+		opts.Namespace = DefaultNamespace
+	}
+	inputs, err := readInputs(opts.Clusters)
+	if err != nil {
+		return nil, err
+	}
+	mgmt, err := renderManagement(ctx, opts, inputs)
+	if err != nil {
+		return nil, err
+	}
+	ops := opts.ManagementObjects
+	var bindErrs map[string][]error
+	if ops == nil {
+		ops, bindErrs, err = operatorOutputs(mgmt, inputs)
+		if err != nil {
+			return nil, err
+		}
+	}
+	plan, err := newLayer2(ctx, opts, mgmt, inputs, ops)
+	if err != nil {
+		return nil, err
+	}
+	f := &Fleet{Umbrella: mgmt.umbrella, Releases: mgmt.releases, Operator: ops}
+	f.Clusters = append(f.Clusters, plan.managementCluster(mgmt))
+	for _, cd := range inputs.deployments {
+		c := &Cluster{Name: cd.name, Namespace: cd.namespace, Role: cd.role, Errors: bindErrs[cd.key()]}
+		c.Errors = append(c.Errors, cd.errs...)
+		f.Clusters = append(f.Clusters, c)
+	}
+	setDirs(f.Clusters)
+	if err := plan.run(ctx, f.Clusters, inputs, workers(opts.Workers)); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// workers returns n, or GOMAXPROCS when n is not positive.
+func workers(n int) int {
+	if n > 0 {
+		return n
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// setDirs names each cluster's output directory: its name, or `<namespace>.<name>` when the name is not unique.
+func setDirs(clusters []*Cluster) {
+	count := map[string]int{}
+	for _, c := range clusters {
+		count[c.Name]++
+	}
+	for _, c := range clusters {
+		c.Dir = c.Name
+		if count[c.Name] > 1 {
+			c.Dir = c.Namespace + "." + c.Name
+		}
+		c.Dir = filepath.Base(c.Dir)
+	}
+}

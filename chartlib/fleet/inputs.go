@@ -1,0 +1,146 @@
+package fleet
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/operator/discovery"
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+)
+
+// kcmGroup is the API group of ClusterDeployments, ClusterTemplates, ServiceTemplates and MultiClusterServices.
+const kcmGroup = "k0rdent.mirantis.com"
+
+// adoptedPrefix starts the name and chart of KCM's adopted-cluster template, whose clusters Sveltos sees as
+// SveltosClusters (k0rdent/kcm templates/cluster/adopted-cluster).
+const adoptedPrefix = "adopted-cluster"
+
+// inputs are the management cluster's objects given by the user, indexed.
+type inputs struct {
+	// objects are all given objects, in the given order.
+	objects []*unstructured.Unstructured
+	// deployments are the ClusterDeployments by namespace and name.
+	deployments []*deployment
+}
+
+// deployment is one ClusterDeployment with what layer 2 and the operator need of it.
+type deployment struct {
+	name, namespace string
+	// role is RoleRegional, RoleChild or RoleNone.
+	role string
+	// obj is the object as given; typed its kcm v1beta1 form; template its ClusterTemplate (nil when absent).
+	obj      *unstructured.Unstructured
+	typed    *kcmv1.ClusterDeployment
+	template *kcmv1.ClusterTemplate
+	// cluster is the object Sveltos shows as .Cluster (CAPI Cluster or SveltosCluster).
+	cluster *unstructured.Unstructured
+	// errs are problems with the ClusterDeployment itself; they fail this cluster only.
+	errs []error
+}
+
+// key returns `namespace/name`.
+func (d *deployment) key() string { return d.namespace + "/" + d.name }
+
+// readInputs indexes objs: every ClusterDeployment with its ClusterTemplate and Sveltos cluster object. A
+// ClusterDeployment whose fields cannot be read gets the problem recorded; objects that are not Kubernetes objects
+// are an error.
+func readInputs(objs []*unstructured.Unstructured) (*inputs, error) {
+	in := &inputs{objects: objs}
+	templates := map[string]*kcmv1.ClusterTemplate{}
+	for _, o := range objs {
+		if o == nil || o.GetKind() == "" {
+			return nil, fmt.Errorf("cluster inputs: an object without kind; every document needs apiVersion and kind")
+		}
+		if isKCM(o, "ClusterTemplate") {
+			tpl := &kcmv1.ClusterTemplate{}
+			if err := fromUnstructured(o, tpl); err != nil {
+				return nil, err
+			}
+			templates[o.GetNamespace()+"/"+o.GetName()] = tpl
+		}
+	}
+	for _, o := range objs {
+		if isKCM(o, "ClusterDeployment") {
+			in.deployments = append(in.deployments, readDeployment(o, templates))
+		}
+	}
+	sort.SliceStable(in.deployments, func(i, j int) bool { return in.deployments[i].key() < in.deployments[j].key() })
+	for i := 1; i < len(in.deployments); i++ {
+		if in.deployments[i].key() == in.deployments[i-1].key() {
+			return nil, fmt.Errorf("cluster inputs: ClusterDeployment %s given twice; keep one", in.deployments[i].key())
+		}
+	}
+	return in, nil
+}
+
+// readDeployment reads one ClusterDeployment; problems are recorded on it.
+func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.ClusterTemplate) *deployment {
+	d := &deployment{name: o.GetName(), namespace: o.GetNamespace(), obj: o, role: RoleNone}
+	switch o.GetLabels()[kofv1.ClusterRoleLabel] {
+	case kofv1.RoleRegional:
+		d.role = RoleRegional
+	case kofv1.RoleChild:
+		d.role = RoleChild
+	}
+	d.typed = &kcmv1.ClusterDeployment{}
+	if err := fromUnstructured(o, d.typed); err != nil {
+		d.errs = append(d.errs, err)
+		d.typed = nil
+	}
+	kind := sveltos.KindCAPI
+	if d.typed != nil {
+		d.template = templates[d.namespace+"/"+d.typed.Spec.Template]
+		if adopted(d.typed.Spec.Template, d.template) {
+			kind = sveltos.KindSveltos
+		}
+	}
+	c, err := sveltos.ClusterFromDeployment(o, kind)
+	if err != nil {
+		d.errs = append(d.errs, err)
+	}
+	d.cluster = c
+	return d
+}
+
+// adopted reports whether a ClusterDeployment of the named template is an adopted cluster.
+func adopted(name string, tpl *kcmv1.ClusterTemplate) bool {
+	if strings.HasPrefix(name, adoptedPrefix) {
+		return true
+	}
+	return tpl != nil && tpl.Spec.Helm.ChartSpec != nil && strings.HasPrefix(tpl.Spec.Helm.ChartSpec.Chart, adoptedPrefix)
+}
+
+// discoveryCluster returns the operator's view of d (operator/discovery.FromClusterDeployment).
+func (d *deployment) discoveryCluster() (discovery.Cluster, error) {
+	if d.typed == nil {
+		return discovery.Cluster{}, fmt.Errorf("ClusterDeployment %s cannot be read", d.key())
+	}
+	c, err := discovery.FromClusterDeployment(d.typed, d.template)
+	if err != nil {
+		return c, fmt.Errorf("ClusterDeployment %s: %w", d.key(), err)
+	}
+	return c, nil
+}
+
+// isKCM reports whether o is a KCM object of the given kind.
+func isKCM(o *unstructured.Unstructured, kind string) bool {
+	return o.GetKind() == kind && o.GroupVersionKind().Group == kcmGroup
+}
+
+// fromUnstructured converts o into the typed object out, naming o in the error.
+func fromUnstructured(o *unstructured.Unstructured, out any) error {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, out); err != nil {
+		return fmt.Errorf("%s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+	}
+	return nil
+}
+
+// gvkOf returns the group/version/kind of o.
+func gvkOf(o *unstructured.Unstructured) schema.GroupVersionKind { return o.GroupVersionKind() }

@@ -1,0 +1,287 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"kof.dev/kof/chartlib/manifest"
+	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/chartlib/sveltos"
+)
+
+// ManagementClusterLabel selects the management cluster itself (CONTRACT.md, "Cluster roles and labels").
+const ManagementClusterLabel = "k0rdent.mirantis.com/management-cluster"
+
+// defaultServiceNamespace is the namespace of a service that names none (KCM api/v1beta1 Service.Namespace).
+const defaultServiceNamespace = "default"
+
+// layer2 holds what every cluster's layer-2 evaluation reads; it is read-only once built.
+type layer2 struct {
+	opts   Options
+	mgmt   *management
+	mcss   []multiClusterService
+	stpls  []*unstructured.Unstructured
+	repos  []*unstructured.Unstructured
+	refObj []*unstructured.Unstructured
+	ops    []*unstructured.Unstructured
+}
+
+// multiClusterService is the part of a KCM MultiClusterService layer 2 needs.
+type multiClusterService struct {
+	name     string
+	selector labels.Selector
+	self     bool
+	services []kcmv1.Service
+	refs     []sveltos.TemplateResourceRef
+}
+
+// target is one cluster layer 2 evaluates services for.
+type target struct {
+	cluster *Cluster
+	obj     *unstructured.Unstructured
+	labels  map[string]string
+	self    bool
+}
+
+// newLayer2 reads the MultiClusterServices and ServiceTemplates of the management cluster and gathers the objects
+// templateResourceRefs may read: the given inputs, every cluster's CAPI Cluster or SveltosCluster, the management
+// cluster's rendered objects and the operator's outputs. A MultiClusterService that cannot be read is an error.
+func newLayer2(_ context.Context, opts Options, m *management, in *inputs, ops []*unstructured.Unstructured) (*layer2, error) {
+	p := &layer2{opts: opts, mgmt: m, ops: ops}
+	all := append(append([]*unstructured.Unstructured{}, m.objects...), in.objects...)
+	for _, o := range all {
+		switch {
+		case isKCM(o, "MultiClusterService"):
+			mcs, err := readMCS(o)
+			if err != nil {
+				return nil, err
+			}
+			p.mcss = append(p.mcss, mcs)
+		case isKCM(o, "ServiceTemplate"):
+			p.stpls = append(p.stpls, o)
+		case o.GetKind() == "HelmRepository":
+			p.repos = append(p.repos, o)
+		}
+	}
+	p.refObj = append(p.refObj, in.objects...)
+	for _, d := range in.deployments {
+		if d.cluster != nil {
+			p.refObj = append(p.refObj, d.cluster)
+		}
+	}
+	p.refObj = append(p.refObj, managementSveltosCluster())
+	p.refObj = append(p.refObj, m.objects...)
+	p.refObj = append(p.refObj, ops...)
+	return p, nil
+}
+
+// readMCS decodes a MultiClusterService into its kcm v1beta1 type.
+func readMCS(o *unstructured.Unstructured) (multiClusterService, error) {
+	var typed kcmv1.MultiClusterService
+	if err := fromUnstructured(o, &typed); err != nil {
+		return multiClusterService{}, err
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&typed.Spec.ClusterSelector)
+	if err != nil {
+		return multiClusterService{}, fmt.Errorf("MultiClusterService %s: spec.clusterSelector: %w", o.GetName(), err)
+	}
+	mcs := multiClusterService{name: o.GetName(), selector: sel, self: typed.Spec.ServiceSpec.Provider.SelfManagement}
+	for _, s := range typed.Spec.ServiceSpec.Services {
+		if !s.Disable {
+			mcs.services = append(mcs.services, s)
+		}
+	}
+	for _, r := range typed.Spec.ServiceSpec.TemplateResourceRefs {
+		mcs.refs = append(mcs.refs, sveltos.TemplateResourceRef{
+			Resource: r.Resource, Identifier: r.Identifier, Optional: r.Optional,
+			IgnoreStatusChanges: r.IgnoreStatusChanges, WatchFields: r.WatchFields,
+		})
+	}
+	return mcs, nil
+}
+
+// managementLabels are the labels of the management cluster's SveltosCluster.
+func managementLabels() map[string]string { return map[string]string{ManagementClusterLabel: "true"} }
+
+// managementSveltosCluster returns the SveltosCluster mgmt/mgmt.
+func managementSveltosCluster() *unstructured.Unstructured {
+	return sveltos.ManagementCluster(managementLabels())
+}
+
+// managementCluster returns the management cluster with what layer 1 installs on it: the umbrella release, every
+// component release and, when computed, the operator's outputs.
+func (p *layer2) managementCluster(m *management) *Cluster {
+	c := &Cluster{Name: sveltos.ManagementClusterName, Namespace: sveltos.ManagementClusterNamespace, Role: RoleManagement}
+	user, err := render.UserValues(render.Options{ValuesFiles: p.opts.ValuesFiles, Values: p.opts.Values})
+	if err != nil {
+		c.Errors = append(c.Errors, err)
+	}
+	c.Services = append(c.Services, &Service{
+		Via: "helm install", Name: p.opts.ReleaseName, Namespace: p.opts.Namespace, Chart: UmbrellaChart,
+		Local: true, Objects: m.umbrella, Values: user,
+	})
+	for _, r := range m.releases {
+		c.Services = append(c.Services, &Service{
+			Via: "HelmRelease " + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace,
+			Chart: r.Chart, Version: r.Version, Repository: r.Repository, Local: r.Local, Objects: r.Objects,
+			Values: r.Values,
+		})
+	}
+	if p.opts.ManagementObjects == nil && len(p.ops) > 0 {
+		objs := make([]manifest.Object, 0, len(p.ops))
+		for _, o := range p.ops {
+			objs = append(objs, manifest.Object{Unstructured: o, Source: "kof-operator (computed offline)"})
+		}
+		c.Services = append(c.Services, &Service{
+			Via: "kof-operator (computed offline)", Name: OperatorOutputs, Local: true, Objects: manifest.New(objs...),
+		})
+	}
+	if p.opts.Validator != nil {
+		for _, s := range c.Services {
+			if s.Objects != nil {
+				s.Findings = p.opts.Validator.Set(s.Objects)
+			}
+		}
+	}
+	return c
+}
+
+// OperatorOutputs is the service name under which the management cluster shows the operator's computed outputs.
+const OperatorOutputs = "kof-operator-outputs"
+
+// run evaluates every MultiClusterService for every cluster, at most n clusters at once. clusters[0] is the
+// management cluster and clusters[1:] are in.deployments in order. It returns ctx's error when cancelled.
+func (p *layer2) run(ctx context.Context, clusters []*Cluster, in *inputs, n int) error {
+	targets := []target{{cluster: clusters[0], obj: managementSveltosCluster(), labels: managementLabels(), self: true}}
+	for i, d := range in.deployments {
+		if d.cluster != nil {
+			targets = append(targets, target{cluster: clusters[i+1], obj: d.cluster, labels: d.obj.GetLabels()})
+		}
+	}
+	jobs := make(chan target)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range jobs {
+				p.evaluate(ctx, t)
+			}
+		}()
+	}
+	for _, t := range targets {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- t
+	}
+	close(jobs)
+	wg.Wait()
+	return ctx.Err()
+}
+
+// evaluate adds to t.cluster the services of every MultiClusterService whose selector matches it.
+func (p *layer2) evaluate(ctx context.Context, t target) {
+	for _, mcs := range p.mcss {
+		if t.self != mcs.self || !mcs.selector.Matches(labels.Set(t.labels)) {
+			continue
+		}
+		for _, svc := range mcs.services {
+			if ctx.Err() != nil {
+				return
+			}
+			s := p.service(ctx, mcs, svc, t)
+			if prev := t.cluster.Service(s.Name); prev != nil && prev.Namespace == s.Namespace {
+				t.cluster.Errors = append(t.cluster.Errors, fmt.Errorf("release %s/%s is delivered twice: by %s "+
+					"and by %s; keep one", s.Namespace, s.Name, prev.Via, s.Via))
+			}
+			t.cluster.Services = append(t.cluster.Services, s)
+		}
+	}
+}
+
+// service instantiates one service's values for t (layer 2), then renders its chart when it is a local KOF chart.
+func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1.Service, t target) *Service {
+	ns := svc.Namespace
+	if ns == "" {
+		ns = defaultServiceNamespace
+	}
+	s := &Service{Via: "MultiClusterService " + mcs.name, Name: svc.Name, Namespace: ns, Template: svc.Template}
+	if s.Err = p.chartOf(s); s.Err != nil {
+		return s
+	}
+	var from []sveltos.ValuesFrom
+	for _, v := range svc.ValuesFrom {
+		from = append(from, sveltos.ValuesFrom{Kind: v.Kind, Name: v.Name})
+	}
+	res, err := sveltos.Instantiate(sveltos.Input{
+		Profile: mcs.name, Service: svc.Name, ServiceNamespace: ns, Cluster: t.obj, Values: svc.Values,
+		ValuesFrom: from, TemplateResourceRefs: mcs.refs, Objects: p.refObj, Mode: p.opts.Mode, Env: p.opts.Env,
+	})
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Values = res.Values
+	if !s.Local {
+		return s
+	}
+	ch, err := p.mgmt.charts.get(s.Chart)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	if res.ReleaseName != "" {
+		s.Name = res.ReleaseName
+	}
+	if res.ReleaseNamespace != "" {
+		s.Namespace = res.ReleaseNamespace
+	}
+	set, err := render.Chart(ctx, render.Options{Chart: ch, Values: res.Values, ReleaseName: s.Name,
+		Namespace: s.Namespace})
+	if err != nil {
+		s.Err = fmt.Errorf("render chart %s with the instantiated values: %w", s.Chart, err)
+		return s
+	}
+	s.Objects = set
+	if p.opts.Validator != nil {
+		s.Findings = p.opts.Validator.Set(set)
+	}
+	return s
+}
+
+// chartOf fills s.Chart, Version, Repository and Local from the ServiceTemplate s.Template (KCM api/v1beta1
+// ServiceTemplateSpec.Helm.ChartSpec). It returns an error naming the template when it is missing or has no chart.
+func (p *layer2) chartOf(s *Service) error {
+	var st *unstructured.Unstructured
+	for _, o := range p.stpls {
+		if o.GetName() == s.Template {
+			st = o
+			break
+		}
+	}
+	if st == nil {
+		return fmt.Errorf("ServiceTemplate %q not found on the management cluster; check the service's template", s.Template)
+	}
+	spec, ok, _ := unstructured.NestedMap(st.Object, "spec", "helm", "chartSpec")
+	if !ok {
+		return fmt.Errorf("ServiceTemplate %s/%s: spec.helm.chartSpec is not set; the fleet renderer reads chartSpec only",
+			st.GetNamespace(), st.GetName())
+	}
+	s.Chart, s.Version = str(spec, "chart"), str(spec, "version")
+	repo := str(spec, "sourceRef", "name")
+	s.Repository = repo
+	for _, r := range p.repos {
+		if r.GetName() == repo && r.GetNamespace() == st.GetNamespace() {
+			s.Repository = str(r.Object, "spec", "url")
+		}
+	}
+	s.Local = p.mgmt.charts.local(s.Chart)
+	return nil
+}

@@ -1,0 +1,155 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/manifest"
+	"kof.dev/kof/chartlib/render"
+)
+
+// management is the management cluster after layers 1 and the component releases.
+type management struct {
+	umbrella *manifest.Set
+	releases []Release
+	// objects are the umbrella's and every local release's objects.
+	objects []*unstructured.Unstructured
+	// fixtures are what `lookup` sees on the management cluster.
+	fixtures []*unstructured.Unstructured
+	charts   *chartCache
+}
+
+// chartCache loads each local chart once; loaded charts are never modified by rendering, so they are shared.
+type chartCache struct {
+	dir    string
+	mu     sync.Mutex
+	loaded map[string]*chart.Chart
+}
+
+// local reports whether name is a KOF chart under the charts directory.
+func (c *chartCache) local(name string) bool {
+	if name == "" || filepath.Base(name) != name {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(c.dir, name, "Chart.yaml"))
+	return err == nil
+}
+
+// get returns the loaded chart name, loading it on first use.
+func (c *chartCache) get(name string) (*chart.Chart, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.loaded[name]; ok {
+		return ch, nil
+	}
+	ch, err := render.Load(filepath.Join(c.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	c.loaded[name] = ch
+	return ch, nil
+}
+
+// renderManagement renders the umbrella (layer 1) and every HelmRelease whose chart is local. Any failure is
+// returned: a management cluster that cannot be rendered leaves nothing to show.
+func renderManagement(ctx context.Context, opts Options, in *inputs) (*management, error) {
+	m := &management{charts: &chartCache{dir: opts.ChartsDir, loaded: map[string]*chart.Chart{}}}
+	if opts.NamespaceObject != nil {
+		m.fixtures = append(m.fixtures, opts.NamespaceObject)
+	}
+	m.fixtures = append(m.fixtures, in.objects...)
+	umbrella, err := m.charts.get(UmbrellaChart)
+	if err != nil {
+		return nil, err
+	}
+	set, err := render.Chart(ctx, render.Options{
+		Chart: umbrella, ValuesFiles: opts.ValuesFiles, Values: opts.Values,
+		ReleaseName: opts.ReleaseName, Namespace: opts.Namespace, Lookup: m.fixtures,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("render umbrella %s: %w", filepath.Join(opts.ChartsDir, UmbrellaChart), err)
+	}
+	m.umbrella = set
+	m.objects = set.Objects()
+	for _, hr := range set.OfKind("HelmRelease") {
+		rel, err := releaseOf(set, hr)
+		if err != nil {
+			return nil, err
+		}
+		if m.charts.local(rel.Chart) {
+			if err := m.renderRelease(ctx, &rel); err != nil {
+				return nil, err
+			}
+			m.objects = append(m.objects, rel.Objects.Objects()...)
+		}
+		m.releases = append(m.releases, rel)
+	}
+	return m, nil
+}
+
+// renderRelease renders a local release on the management cluster with its values, name and namespace.
+func (m *management) renderRelease(ctx context.Context, rel *Release) error {
+	ch, err := m.charts.get(rel.Chart)
+	if err != nil {
+		return err
+	}
+	set, err := render.Chart(ctx, render.Options{
+		Chart: ch, Values: rel.Values, ReleaseName: rel.Name, Namespace: rel.Namespace, Lookup: m.fixtures,
+	})
+	if err != nil {
+		return fmt.Errorf("render HelmRelease %s (chart %s): %w", rel.Name, rel.Chart, err)
+	}
+	rel.Local, rel.Objects = true, set
+	return nil
+}
+
+// releaseOf reads a Flux HelmRelease: release name (spec.releaseName, else its name), target namespace (else its
+// namespace), values, and the chart of its spec.chartRef HelmChart or inline spec.chart template with the URL of
+// the chart's HelmRepository. Source: fluxcd helm-controller api/v2 HelmReleaseSpec; source-controller api/v1
+// HelmChartSpec.
+func releaseOf(umbrella *manifest.Set, hr *unstructured.Unstructured) (Release, error) {
+	where := fmt.Sprintf("HelmRelease %s/%s", hr.GetNamespace(), hr.GetName())
+	rel := Release{Name: str(hr.Object, "spec", "releaseName"), Namespace: str(hr.Object, "spec", "targetNamespace")}
+	if rel.Name == "" {
+		rel.Name = hr.GetName()
+	}
+	if rel.Namespace == "" {
+		rel.Namespace = hr.GetNamespace()
+	}
+	if v, ok, _ := unstructured.NestedMap(hr.Object, "spec", "values"); ok {
+		rel.Values = v
+	}
+	chartSpec, ok, _ := unstructured.NestedMap(hr.Object, "spec", "chart", "spec")
+	if !ok {
+		kind, name := str(hr.Object, "spec", "chartRef", "kind"), str(hr.Object, "spec", "chartRef", "name")
+		ns := str(hr.Object, "spec", "chartRef", "namespace")
+		if ns == "" {
+			ns = hr.GetNamespace()
+		}
+		if kind != "HelmChart" {
+			return rel, fmt.Errorf("%s: spec.chartRef names a %q; the fleet renderer reads HelmChart references only", where, kind)
+		}
+		hc := umbrella.Get("HelmChart", ns, name)
+		if hc == nil {
+			return rel, fmt.Errorf("%s: HelmChart %s/%s of spec.chartRef is not rendered by the umbrella", where, ns, name)
+		}
+		chartSpec, _, _ = unstructured.NestedMap(hc.Object, "spec")
+	}
+	rel.Chart, rel.Version = str(chartSpec, "chart"), str(chartSpec, "version")
+	if repo := umbrella.Get("HelmRepository", hr.GetNamespace(), str(chartSpec, "sourceRef", "name")); repo != nil {
+		rel.Repository = str(repo.Object, "spec", "url")
+	}
+	return rel, nil
+}
+
+// str returns the string at path of obj, "" when absent or not a string.
+func str(obj map[string]any, path ...string) string {
+	s, _, _ := unstructured.NestedString(obj, path...)
+	return s
+}
