@@ -9,6 +9,7 @@
   defaultCRConfig.env is the concatenation of the credential env vars, PKI_PATH, the Helm env and the annotation env,
   each name once (lists replace in merges, so it is built on purpose).
   Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
+  istio.enabled is the MCS variant's, whatever the merged values say.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
 {{- if hasKey $kof "Error" }}{{ fail (printf "kof-child: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
@@ -76,4 +77,5 @@
 {{- end }}
 {{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
 {{- $_ := set (index $values "opentelemetry-kube-stack") "defaultCRConfig" (mergeOverwrite (dict) (dig "opentelemetry-kube-stack" "defaultCRConfig" (dict) $values) (dict "env" $merged)) }}
+{{- $_ := set $values "istio" (dict "enabled" $kof.istio) }}
 {{- regexReplaceAll "\\{\\{" (toJson $values) "\\u007b\\u007b" }}

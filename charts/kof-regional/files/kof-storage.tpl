@@ -3,6 +3,7 @@
   kof-regional chart, sets $kof: {shared, values, annotation, self, istio, ingressMode} from its Helm values.
   Merge order: shared keys < computed from the cluster < kof-regional `storage` < the cluster's annotation.
   Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
+  istio.enabled is the MCS variant's, whatever the merged values say.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
 {{- if hasKey $kof "Error" }}{{ fail (printf "kof-regional: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
@@ -37,4 +38,5 @@
 {{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" $ns $name $kof.annotation (get $override "Error")) }}{{ end }}
 {{- end }}
 {{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
+{{- $_ := set $values "istio" (dict "enabled" $kof.istio) }}
 {{- regexReplaceAll "\\{\\{" (toJson $values) "\\u007b\\u007b" }}

@@ -118,10 +118,11 @@ func checkRestricted(t *testing.T, where string, sc map[string]any) {
 func TestGlobalRegistryPrefixesOnce(t *testing.T) {
 	const registry = "registry.example.com"
 	for _, chart := range []string{"kof-storage", "kof-collectors"} {
-		res := renderChart(t, renderSpec{chart: chart, values: map[string]any{
-			"global": map[string]any{"registry": registry},
-			"kcm":    map[string]any{"monitoring": true},
-		}})
+		values := map[string]any{"global": map[string]any{"registry": registry}}
+		if chart == "kof-collectors" {
+			values["kcm"] = map[string]any{"monitoring": true}
+		}
+		res := renderChart(t, renderSpec{chart: chart, values: values})
 		ws := workloads(res)
 		if len(ws) == 0 {
 			t.Fatalf("%s: no workloads", chart)

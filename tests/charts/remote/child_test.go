@@ -290,3 +290,14 @@ func TestChildM2MAndM2RConflict(t *testing.T) {
 		}
 	}
 }
+
+// TestChildValuesTypo checks scenario 14 at the chart: a misspelled fromManagement key fails schema validation,
+// naming the key.
+func TestChildValuesTypo(t *testing.T) {
+	err := renderError(t, renderSpec{chart: "kof-child", values: map[string]any{
+		"fromManagement": map[string]any{"toManagmentCluster": map[string]any{"enabled": true}},
+	}})
+	if !strings.Contains(err.Error(), "toManagmentCluster") {
+		t.Errorf("error %q does not name the misspelled key", err)
+	}
+}

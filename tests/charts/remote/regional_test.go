@@ -138,7 +138,9 @@ func TestRegionalStandardCluster(t *testing.T) {
 // has no cert-manager or gateway service and its storage publishes the in-mesh Service <cluster>-vmauth.
 func TestRegionalIstio(t *testing.T) {
 	ns := loadObjects(t, "clusters/namespace-istio.yaml")
-	res := renderChart(t, renderSpec{chart: "kof-regional", lookup: ns})
+	// The umbrella injects its shared keys (istio.enabled: false among them) into `storage`; the variant still wins.
+	injected := map[string]any{"istio": map[string]any{"enabled": false}}
+	res := renderChart(t, renderSpec{chart: "kof-regional", lookup: ns, values: map[string]any{"storage": injected, "collectors": injected}})
 	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-istio-regional-cluster", "kof-regional-cluster"}) {
 		t.Fatalf("MCS names = %v", got)
 	}
