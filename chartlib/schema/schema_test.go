@@ -1,0 +1,112 @@
+package schema
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xeipuuv/gojsonschema"
+
+	"kof.dev/kof/chartlib/golden"
+)
+
+func TestGenerateGolden(t *testing.T) {
+	got, err := GenerateChart("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.Assert(t, "testdata/values.schema.json", got)
+
+	var s map[string]any
+	if err := json.Unmarshal(got, &s); err != nil {
+		t.Fatal(err)
+	}
+	props := s["properties"].(map[string]any)
+	for path, want := range map[string]any{
+		"replicas.type":                   "integer",
+		"replicas.description":            "Replica count, continued on a second line.",
+		"ratio.type":                      "number",
+		"enabled.type":                    "boolean",
+		"components.uniqueItems":          true,
+		"owned.additionalProperties":      false,
+		"thirdParty.additionalProperties": true,
+		"openTop.additionalProperties":    true,
+	} {
+		key, field, _ := strings.Cut(path, ".")
+		if diff := cmp.Diff(want, props[key].(map[string]any)[field]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", path, diff)
+		}
+	}
+	if _, ok := props["extra"].(map[string]any)["type"]; ok {
+		t.Error("null default got a type")
+	}
+	if _, ok := props["tolerations"].(map[string]any)["additionalProperties"]; ok {
+		t.Error("additionalProperties kept on a list")
+	}
+	if _, ok := props["catalog"].(map[string]any)["properties"]; ok {
+		t.Error("catalog with an entry schema listed its defaults as properties")
+	}
+}
+
+func validate(t *testing.T, schemaJSON []byte, doc string) []string {
+	t.Helper()
+	res, err := gojsonschema.Validate(gojsonschema.NewBytesLoader(schemaJSON), gojsonschema.NewStringLoader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range res.Errors() {
+		out = append(out, e.Field()+": "+e.Type())
+	}
+	return out
+}
+
+func TestGeneratedSchemaValidates(t *testing.T) {
+	s, err := GenerateChart("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := validate(t, s, `{"replicas": 3, "thirdParty": {"spec": {"any": {"thing": 1}}}, "openTop": {"new": 1},
+		"catalog": {"two": {"chart": "x"}}, "extra": [1]}`); len(errs) != 0 {
+		t.Errorf("valid values rejected: %v", errs)
+	}
+	got := validate(t, s, `{"replicas": "3", "regsitry": "x", "owned": {"nmae": "y"}, "openTop": {"closedChild": {"k": 1}},
+		"components": ["c"], "catalog": {"two": {}}}`)
+	want := []string{
+		"(root): additional_property_not_allowed",
+		"replicas: invalid_type",
+		"components.0: enum",
+		"owned: additional_property_not_allowed",
+		"openTop.closedChild: additional_property_not_allowed",
+		"catalog.two: required",
+	}
+	if diff := cmp.Diff(sorted(want), sorted(got)); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func TestGenerateErrors(t *testing.T) {
+	for doc, want := range map[string]string{
+		"- a\n- b\n": "want a map",
+		"a:\n  # @schema type: [string\n  b: 1\n": "a.b: marker",
+		"base: &b {x: 1}\nother:\n  <<: *b\n":     "merge keys",
+	} {
+		_, err := Generate([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", doc, err, want)
+		}
+	}
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
