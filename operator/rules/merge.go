@@ -277,18 +277,19 @@ func promxyFiles(groups []Group, byCluster map[string]*sourcePatches, bad map[st
 	return files, problems
 }
 
-// vmRules builds the vmrules values of every cluster from the recording groups.
+// vmRules builds the vmrules values of every cluster from the recording groups: all groups, with the defaults
+// patches and then the cluster's own patches applied (the kof-storage chart renders one VMRule per group and has no
+// groups of its own).
 func vmRules(groups []Group, byCluster map[string]*sourcePatches, clusters []string, bad map[string]bool, prev map[string]string) (map[string]string, []Problem) {
 	var problems []Problem
 	defaults := groups
-	var defaultTouched []string
 	if sp := byCluster[""]; sp != nil {
-		patched, touched, err := applyAll(groups, sp.patches, Record)
+		patched, _, err := applyAll(groups, sp.patches, Record)
 		if err != nil {
 			problems = append(problems, problemOf(sp, Record, "", err))
 			bad[""] = true
 		}
-		defaults, defaultTouched = patched, touched
+		defaults = patched
 	}
 	if bad[""] {
 		return maps.Clone(prev), problems
@@ -306,32 +307,25 @@ func vmRules(groups []Group, byCluster map[string]*sourcePatches, clusters []str
 	delete(all, "")
 	out := map[string]string{}
 	for _, cluster := range sortedKeys(all) {
+		patched := defaults
+		if sp := byCluster[cluster]; sp != nil && !bad[cluster] {
+			var err error
+			patched, _, err = applyAll(defaults, sp.patches, Record)
+			if err != nil {
+				problems = append(problems, problemOf(sp, Record, cluster, err))
+				bad[cluster] = true
+			}
+		}
 		if bad[cluster] {
 			if v, ok := prev[cluster]; ok {
 				out[cluster] = v
 			}
 			continue
 		}
-		patched, touched := defaults, slices.Clone(defaultTouched)
-		if sp := byCluster[cluster]; sp != nil {
-			var err error
-			var more []string
-			patched, more, err = applyAll(defaults, sp.patches, Record)
-			if err != nil {
-				problems = append(problems, problemOf(sp, Record, cluster, err))
-				if v, ok := prev[cluster]; ok {
-					out[cluster] = v
-				}
-				continue
-			}
-			touched = append(touched, more...)
-		}
 		var values vmRulesValues
 		values.VMRules.Groups = map[string][]Rule{}
 		for _, g := range patched {
-			if slices.Contains(touched, g.Name) {
-				values.VMRules.Groups[g.Name] = append(values.VMRules.Groups[g.Name], g.Rules...)
-			}
+			values.VMRules.Groups[g.Name] = append(values.VMRules.Groups[g.Name], g.Rules...)
 		}
 		out[cluster] = marshal(values)
 	}
