@@ -80,11 +80,15 @@ type Release struct {
 	Name, Namespace string
 	// Chart and Version name the chart of the release's HelmChart; Repository is its HelmRepository URL.
 	Chart, Version, Repository string
+	// DependsOn are the `namespace/name` of the HelmReleases its spec.dependsOn names.
+	DependsOn []string
 	// Values are the release's spec.values.
 	Values map[string]any
 	// Local is true when Chart is a KOF chart rendered from ChartsDir; Objects are then its objects.
 	Local   bool
 	Objects *manifest.Set
+	// hr is the HelmRelease's `namespace/name`.
+	hr string
 }
 
 // Cluster is what one cluster receives.

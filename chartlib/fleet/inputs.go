@@ -8,11 +8,10 @@ import (
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"kof.dev/kof/chartlib/sveltos"
-	"kof.dev/kof/operator/discovery"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/discovery"
 )
 
 // kcmGroup is the API group of ClusterDeployments, ClusterTemplates, ServiceTemplates and MultiClusterServices.
@@ -141,6 +140,3 @@ func fromUnstructured(o *unstructured.Unstructured, out any) error {
 	}
 	return nil
 }
-
-// gvkOf returns the group/version/kind of o.
-func gvkOf(o *unstructured.Unstructured) schema.GroupVersionKind { return o.GroupVersionKind() }

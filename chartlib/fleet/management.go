@@ -90,7 +90,46 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 		}
 		m.releases = append(m.releases, rel)
 	}
+	m.releases = installOrder(m.releases)
 	return m, nil
+}
+
+// installOrder returns releases so that each comes after the releases its HelmRelease spec.dependsOn names (Flux
+// installs in that order), keeping the given order among independent releases. Releases in a dependency cycle keep
+// their given order at the end.
+func installOrder(releases []Release) []Release {
+	placed := map[string]bool{}
+	var out []Release
+	for len(out) < len(releases) {
+		progress := false
+		for _, r := range releases {
+			if placed[r.hr] || !allPlaced(r.DependsOn, placed) {
+				continue
+			}
+			placed[r.hr] = true
+			out = append(out, r)
+			progress = true
+		}
+		if !progress {
+			for _, r := range releases {
+				if !placed[r.hr] {
+					placed[r.hr] = true
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// allPlaced reports whether every name in deps is placed.
+func allPlaced(deps []string, placed map[string]bool) bool {
+	for _, d := range deps {
+		if !placed[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // renderRelease renders a local release on the management cluster with its values, name and namespace.
@@ -115,7 +154,17 @@ func (m *management) renderRelease(ctx context.Context, rel *Release) error {
 // HelmChartSpec.
 func releaseOf(umbrella *manifest.Set, hr *unstructured.Unstructured) (Release, error) {
 	where := fmt.Sprintf("HelmRelease %s/%s", hr.GetNamespace(), hr.GetName())
-	rel := Release{Name: str(hr.Object, "spec", "releaseName"), Namespace: str(hr.Object, "spec", "targetNamespace")}
+	rel := Release{Name: str(hr.Object, "spec", "releaseName"), Namespace: str(hr.Object, "spec", "targetNamespace"),
+		hr: hr.GetNamespace() + "/" + hr.GetName()}
+	deps, _, _ := unstructured.NestedSlice(hr.Object, "spec", "dependsOn")
+	for _, d := range deps {
+		dm, _ := d.(map[string]any)
+		ns := str(dm, "namespace")
+		if ns == "" {
+			ns = hr.GetNamespace()
+		}
+		rel.DependsOn = append(rel.DependsOn, ns+"/"+str(dm, "name"))
+	}
 	if rel.Name == "" {
 		rel.Name = hr.GetName()
 	}

@@ -125,20 +125,23 @@ func (o *outputs) regionless() {
 }
 
 // child adds the ConfigMap and credentials of child c, bound to one of regionals (or the management cluster when
-// regionless).
+// regionless), labelled with its regional's name and namespace as the operator labels it
+// (operator/internal/controller/clusterdeployment ChildConfigMap).
 func (o *outputs) child(c discovery.Cluster, regionals []discovery.Cluster) {
-	var data map[string]string
-	if o.cfg.Regionless {
-		data = o.regionalData[o.cfg.KCMNamespace+"/"+o.cfg.RegionlessClusterName]
-	} else {
+	ref := discovery.Ref{Name: o.cfg.RegionlessClusterName, Namespace: o.cfg.KCMNamespace}
+	if !o.cfg.Regionless {
 		r, err := discovery.FindRegional(c, regionals)
 		if err != nil {
 			o.fail(c.Key(), fmt.Errorf("child ConfigMap %s: %w", names.ChildConfigMap(c.Name), err))
 			return
 		}
-		data = o.regionalData[r.Key()]
+		ref = discovery.Ref{Name: r.Name, Namespace: r.Namespace}
 	}
-	o.add(configMap(c.Namespace, names.ChildConfigMap(c.Name), operatorLabels(), maps.Clone(data)))
+	lbls := operatorLabels()
+	lbls[kofv1.RegionalClusterNameLabel] = ref.Name
+	lbls[kofv1.RegionalClusterNamespaceLabel] = ref.Namespace
+	data := maps.Clone(o.regionalData[ref.Namespace+"/"+ref.Name])
+	o.add(configMap(c.Namespace, names.ChildConfigMap(c.Name), lbls, data))
 	o.add(credentials(c.Namespace, names.ChildVMUserBase(c.Namespace, c.Name)))
 }
 
