@@ -255,6 +255,7 @@ func checkMothershipDefaults(t *testing.T, res *render.Result) {
 	}
 	checkServiceTemplates(t, res)
 	checkDefaultRules(t, res)
+	checkServiceMonitors(t, res, []string{"kof-operator", "promxy"})
 	crds := map[string]bool{}
 	for _, crd := range res.Chart.CRDObjects() {
 		crds[crd.Name] = true
@@ -392,5 +393,46 @@ func checkMothershipMinimal(t *testing.T, res *render.Result) {
 		if env[name] == "" {
 			t.Errorf("kof-operator requires %s even when the chart does not render its object", name)
 		}
+	}
+}
+
+// checkServiceMonitors asserts that each ServiceMonitor selects a rendered Service, scrapes a port that Service
+// has, and sets a job label that KOF's default alert rules watch (`job="<job>"`); jobs lists the expected jobs.
+func checkServiceMonitors(t *testing.T, res *render.Result, jobs []string) {
+	t.Helper()
+	rule := mustGet(t, res, "PrometheusRule", namespace, "kof-mothership-default-rules")
+	ruleYAML, err := yaml.Marshal(rule.Object["spec"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sm := range res.OfKind("ServiceMonitor") {
+		selector := field(t, sm, "spec", "selector", "matchLabels").(map[string]any)
+		endpoint := field(t, sm, "spec", "endpoints").([]any)[0].(map[string]any)
+		job := dig(endpoint, "relabelings").([]any)[0].(map[string]any)["replacement"].(string)
+		got = append(got, job)
+		if !strings.Contains(string(ruleYAML), `job="`+job+`"`) {
+			t.Errorf("ServiceMonitor %s sets job %q, which no default rule watches", sm.GetName(), job)
+		}
+		matched := false
+		for _, svc := range res.OfKind("Service") {
+			labels := svc.GetLabels()
+			all := true
+			for k, v := range selector {
+				all = all && labels[k] == v
+			}
+			if !all {
+				continue
+			}
+			for _, p := range field(t, svc, "spec", "ports").([]any) {
+				matched = matched || p.(map[string]any)["name"] == endpoint["port"]
+			}
+		}
+		if !matched {
+			t.Errorf("ServiceMonitor %s selects no Service with port %v", sm.GetName(), endpoint["port"])
+		}
+	}
+	if diff := cmp.Diff(jobs, got); diff != "" {
+		t.Errorf("ServiceMonitor jobs (-want +got):\n%s", diff)
 	}
 }
