@@ -304,3 +304,40 @@ func envNames(env []map[string]any) []string {
 	}
 	return out
 }
+
+// TestRegionalIngressRegistry instantiates ci/03-ingress-storage for regional-1: ingress-nginx instead of Envoy
+// Gateway, no version gate, the registry prefixed once to every storage and collector image after both layers,
+// and the kof-regional `storage` values below the cluster's annotation.
+func TestRegionalIngressRegistry(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-regional", files: []string{chartDir("kof-regional") + "/ci/03-ingress-storage-values.yaml"}})
+	mcs := mcsNamed(t, res, "kof-regional-cluster")
+	if _, gated := specOf(t, mcs).ClusterSelector.MatchLabels["k0rdent.mirantis.com/kof-version"]; gated {
+		t.Error("autoUpgrade: the selector must not require the version label")
+	}
+	cds := loadObjects(t, "clusters/standard.yaml")
+	results := mustInstantiate(t, mcs, capiCluster(t, deployment(t, cds, "regional-1")), regionalFixtures(t, cds))
+	want := []string{"cert-manager", "ingress-nginx", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	if got := serviceNames(results); !cmp.Equal(got, want) {
+		t.Fatalf("services = %v, want %v", got, want)
+	}
+	if got := str(t, valuesOf(t, results, "victoria-metrics-operator"), "global", "image", "registry"); got != "registry.example.com" {
+		t.Errorf("victoria-metrics-operator global.image.registry = %q", got)
+	}
+	_, rendered := layer2Golden(t, results)
+	storage := rendered["kof-storage"].objects
+	mustGet(t, storage, "Ingress", namespace, "vmauth")
+	absent(t, storage, "HTTPRoute", "Gateway")
+	if got := str(t, mustGet(t, storage, "VMCluster", namespace, "cluster").Object, "spec", "retentionPeriod"); got != "90d" {
+		t.Errorf("VMCluster retention = %q, want 90d (annotation over the storage values' 30d)", got)
+	}
+	for _, name := range []string{"kof-storage", "kof-collectors"} {
+		for _, w := range workloads(rendered[name].objects) {
+			if !strings.HasPrefix(w.image, "registry.example.com/") || strings.Count(w.image, "registry.example.com") != 1 {
+				t.Errorf("%s: image %q not prefixed exactly once", w.where, w.image)
+			}
+		}
+	}
+	if got := field(t, rendered["kof-collectors"].values, "collectors", "node", "controlPlaneMetrics"); got != false {
+		t.Errorf("collectors values from kof-regional lost: controlPlaneMetrics = %v", got)
+	}
+}
