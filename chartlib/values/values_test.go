@@ -1,0 +1,150 @@
+package values
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"kof.dev/kof/chartlib/schema"
+)
+
+// charts copies testdata/charts into a temporary directory and generates each chart's values.schema.json there.
+func charts(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	entries, err := os.ReadDir("testdata/charts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		src := filepath.Join("testdata/charts", e.Name())
+		dst := filepath.Join(dir, e.Name())
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(src, "values.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, "values.yaml"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := schema.GenerateChart(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, "values.schema.json"), s, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestCheckReportsEveryProblemWithPath(t *testing.T) {
+	c := &Checker{ChartsDir: charts(t), Handoffs: map[string]map[string]string{
+		"top":    {"*.values": "*"},
+		"comp-a": {"nested.b": "comp-b"},
+	}}
+	got, err := c.CheckFiles("top", []string{"testdata/user.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{
+		{"comp-a.values.nested.b.levle", "unknown key; did you mean level?"},
+		// The umbrella's own schema types comp-a.values.server with port only, so helm install rejects host too.
+		{"comp-a.values.server.host", "unknown key; did you mean port?"},
+		{"comp-a.values.server.host", "wrong type: got integer, want string"},
+		{"comp-a.values.server.prot", "unknown key; did you mean port?"},
+		{"comp-z", "unknown key; did you mean comp-a?"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckCleanValues(t *testing.T) {
+	c := &Checker{ChartsDir: charts(t), Handoffs: map[string]map[string]string{"top": {"*.values": "*"}}}
+	got, err := c.CheckFiles("top", []string{"testdata/charts/top/values.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("defaults of top: %v", got)
+	}
+	if _, err := c.Check("nochart", map[string]any{}); err == nil {
+		t.Error("missing chart schema: no error")
+	}
+}
+
+func TestConsistency(t *testing.T) {
+	dir := charts(t)
+	got, err := Consistency(dir, "top", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 0 {
+		t.Errorf("top is consistent, got %v", got)
+	}
+	got, err = Consistency(dir, "bad", map[string]string{"comp-a.values.thirdParty": "third-party chart values"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, f := range got {
+		paths = append(paths, f.Path)
+	}
+	want := []string{"comp-a.values.missing", "comp-a.values.server.port", "comp-a.values.tags"}
+	if diff := cmp.Diff(want, paths); diff != "" {
+		t.Errorf("paths (-want +got):\n%s\n%v", diff, got)
+	}
+	got, err = Consistency(dir, "bad", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 || got[3].Path != "comp-a.values.thirdParty.free" {
+		t.Errorf("without allow-list: %v", got)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	known := []string{"toManagementCluster", "toRegionalCluster", "collectors"}
+	for key, want := range map[string]string{
+		"toManagmentCluster": "toManagementCluster",
+		"toregionalcluster":  "toRegionalCluster",
+		"colectors":          "collectors",
+		"somethingElse":      "",
+		"":                   "",
+	} {
+		if got := Suggest(key, known); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", key, got, want)
+		}
+	}
+}
+
+// TestScenarioTypo runs the user-guide typo scenario against the repository's charts once they define kof-child.
+func TestScenarioTypo(t *testing.T) {
+	if _, err := os.Stat("../../charts/kof-child/values.schema.json"); err != nil {
+		t.Fatalf("charts/kof-child has no schema: %v", err)
+	}
+	got, err := NewChecker("../../charts").CheckFiles("kof", []string{"testdata/14-values-typo.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{{"kof-child.values.fromManagement.toManagmentCluster",
+		"unknown key; did you mean toManagementCluster?"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+func TestUmbrellaMatchesComponents(t *testing.T) {
+	got, err := Consistency("../../charts", "kof", PassThroughAllowList())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range got {
+		t.Errorf("%s", f)
+	}
+}
