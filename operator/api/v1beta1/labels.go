@@ -34,6 +34,14 @@ const (
 	AlertRulesClusterLabel = Prefix + "kof-alert-rules-cluster-name"
 	// RecordRulesClusterLabel marks record rule ConfigMaps; value "" = defaults, else a cluster name.
 	RecordRulesClusterLabel = Prefix + "kof-record-rules-cluster-name"
+	// OwnerKindLabel (ours) on a cluster-scoped object the operator makes names the kind of the object that caused it
+	// (ClusterDeployment or ConfigMap); with OwnerNameLabel and OwnerNamespaceLabel it replaces the owner reference
+	// a cluster-scoped object cannot have to a namespaced one.
+	OwnerKindLabel = Prefix + "kof-owner-kind"
+	// OwnerNameLabel (ours) names the object that caused a cluster-scoped object.
+	OwnerNameLabel = Prefix + "kof-owner-name"
+	// OwnerNamespaceLabel (ours) is the namespace of the object that caused a cluster-scoped object.
+	OwnerNamespaceLabel = Prefix + "kof-owner-namespace"
 	// ManagedByLabel is the standard label naming the tool that manages an object.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 )

@@ -104,6 +104,9 @@ type Spec struct {
 	// Regional, when set, is the `k0rdent.mirantis.com/kof-cluster-name` of the regional cluster the bundle is
 	// propagated to; "" means no propagation (regionless: the VMUser serves the management cluster's VMAuth).
 	Regional string
+	// OwnerLabels are added to the propagation MCS (kofv1.OwnerKindLabel, OwnerNameLabel, OwnerNamespaceLabel), so
+	// that the cluster-scoped MCS can be traced back to what caused it.
+	OwnerLabels map[string]string
 }
 
 // Keeper ensures bundles exist as desired.
@@ -238,7 +241,7 @@ func propagation(s Spec, c config.Config) (*kcmv1.MultiClusterService, error) {
 	values := fmt.Sprintf(`{"propagation":{"enabled":true,"data":[%s,%s]}}`, sec, u)
 	return &kcmv1.MultiClusterService{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kcmv1.GroupVersion.String(), Kind: kcmv1.MultiClusterServiceKind},
-		ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(s.Base), Labels: Labels()},
+		ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(s.Base), Labels: merge(Labels(), s.OwnerLabels)},
 		Spec: kcmv1.MultiClusterServiceSpec{
 			ClusterSelector: metav1.LabelSelector{MatchLabels: map[string]string{kofv1.ClusterNameLabel: s.Regional}},
 			ServiceSpec: kcmv1.ServiceSpec{
@@ -254,4 +257,21 @@ func propagation(s Spec, c config.Config) (*kcmv1.MultiClusterService, error) {
 			},
 		},
 	}, nil
+}
+
+// OwnerLabels returns the owner labels of a cluster-scoped object caused by the object of kind, namespace and name.
+func OwnerLabels(kind, namespace, name string) map[string]string {
+	return map[string]string{kofv1.OwnerKindLabel: kind, kofv1.OwnerNamespaceLabel: namespace, kofv1.OwnerNameLabel: name}
+}
+
+// merge returns a new map with the entries of a then b.
+func merge(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
 }

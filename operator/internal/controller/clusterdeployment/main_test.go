@@ -9,8 +9,9 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	eventsv1 "k8s.io/api/events/v1"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,6 +59,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	ctrl.SetLogger(logr.Discard())
 	var err error
 	env, err = testenv.Start()
 	if err != nil {
@@ -129,6 +131,9 @@ func newCD(ns, name, role, template, config string, lbls, ann map[string]string)
 	}
 	if role != "" {
 		l[kofv1.ClusterRoleLabel] = role
+	}
+	if template == "" {
+		template = "absent-template" // required by the CRD; a missing template means an unknown cloud
 	}
 	cd := &kcmv1.ClusterDeployment{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: l, Annotations: ann},

@@ -1,0 +1,374 @@
+package clusterdeployment
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/discovery"
+	"kof.dev/kof/operator/names"
+)
+
+const awsTpl = "aws-standalone-cp-1-0-0"
+
+func domainAnn(d string) map[string]string {
+	return map[string]string{kofv1.RegionalDomainAnnotation: d}
+}
+
+func TestRegionalConfigMapEndpoints(t *testing.T) {
+	const d = "regional-1.kof.example.com"
+	create(t,
+		newCD("kcm-system", "regional-1", "regional", awsTpl, `{"region":"us-east-2"}`, nil, domainAnn(d)),
+		newCD("kcm-system", "regional-ovr", "regional", awsTpl, `{"region":"eu-north-1"}`, nil, map[string]string{
+			kofv1.RegionalDomainAnnotation:      "ovr.example.com",
+			kofv1.ReadMetricsEndpointAnnotation: "https://metrics.example.net/select/0/prometheus",
+		}),
+		newCD("kcm-system", "regional-istio", "regional", awsTpl, `{"region":"eu-north-2"}`,
+			map[string]string{kofv1.IstioRoleLabel: kofv1.IstioMember}, nil),
+	)
+	want := map[string]string{
+		discovery.KeyWriteMetrics:        "https://vmauth." + d + "/vm/insert/0/prometheus/api/v1/write",
+		discovery.KeyReadMetrics:         "https://vmauth." + d + "/vm/select/0/prometheus",
+		discovery.KeyWriteLogs:           "https://vmauth." + d + "/vli/insert/opentelemetry/v1/logs",
+		discovery.KeyReadLogs:            "https://vmauth." + d + "/vls",
+		discovery.KeyWriteAuditLogs:      "https://vmauth." + d + "/vlai/insert/opentelemetry/v1/logs",
+		discovery.KeyReadAuditLogs:       "https://vmauth." + d + "/vlas",
+		discovery.KeyWriteTraces:         "https://vmauth." + d + "/vti/insert/opentelemetry/v1/traces",
+		discovery.KeyReadTraces:          "https://vmauth." + d + "/vts",
+		discovery.KeyRegionalClusterName: "regional-1", discovery.KeyRegionalClusterCloud: "aws",
+		discovery.KeyAWSRegion: "us-east-2",
+	}
+	eventually(t, func() error {
+		data, err := getCM("kcm-system", "kof-regional-1")
+		if err != nil {
+			return err
+		}
+		if len(data) != 17 {
+			return fmt.Errorf("kof-regional-1 has %d keys, want 17", len(data))
+		}
+		for k, v := range want {
+			if data[k] != v {
+				return fmt.Errorf("kof-regional-1 %s = %q, want %q", k, data[k], v)
+			}
+		}
+		return nil
+	})
+	eventually(t, func() error {
+		data, err := getCM("kcm-system", "kof-regional-ovr")
+		if err != nil {
+			return err
+		}
+		if got := data[discovery.KeyReadMetrics]; got != "https://metrics.example.net/select/0/prometheus" {
+			return fmt.Errorf("override read metrics = %q", got)
+		}
+		if got := data[discovery.KeyReadLogs]; got != "https://vmauth.ovr.example.com/vls" {
+			return fmt.Errorf("default read logs = %q", got)
+		}
+		return nil
+	})
+	eventually(t, func() error {
+		data, err := getCM("kcm-system", "kof-regional-istio")
+		if err != nil {
+			return err
+		}
+		wantIstio := map[string]string{
+			discovery.KeyReadMetrics:   "http://regional-istio-vmauth:8427/vm/select/0/prometheus",
+			discovery.KeyReadLogs:      "http://regional-istio-vmauth:8427/vls",
+			discovery.KeyReadAuditLogs: "http://regional-istio-vmauth:8427/vlas",
+			discovery.KeyReadTraces:    "http://regional-istio-vmauth:8427/vts",
+			discovery.KeyWriteMetrics:  "",
+			discovery.KeyWriteTraces:   "",
+			discovery.KeyIstioRole:     "member",
+		}
+		for k, v := range wantIstio {
+			if data[k] != v {
+				return fmt.Errorf("kof-regional-istio %s = %q, want %q", k, data[k], v)
+			}
+		}
+		return nil
+	})
+}
+
+func TestChildBinding(t *testing.T) {
+	create(t,
+		newCD("kcm-system", "bind-regional", "regional", awsTpl, `{"region":"ap-east-1"}`, nil, domainAnn("bind.example.com")),
+		newCD("kcm-system", "bind-by-region", "child", awsTpl, `{"region":"ap-east-1"}`, nil, nil),
+		newCD("kcm-system", "bind-by-label", "child", awsTpl, `{"region":"sa-east-1"}`,
+			map[string]string{kofv1.RegionalClusterNameLabel: "bind-regional"}, nil),
+		newCD("kcm-system", "bind-hetzner", "child", "hetzner-cp-1-0-0", `{"location":"fsn1"}`,
+			map[string]string{kofv1.RegionalClusterNameLabel: "bind-regional"}, nil),
+		newCD("kcm-system", "bind-none", "child", awsTpl, `{"region":"me-south-1"}`, nil, nil),
+	)
+	var regional map[string]string
+	eventually(t, func() (err error) { regional, err = getCM("kcm-system", "kof-bind-regional"); return err })
+	for _, c := range []string{"bind-by-region", "bind-by-label", "bind-hetzner"} {
+		eventually(t, func() error {
+			data, err := getCM("kcm-system", names.ChildConfigMap(c))
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff(regional, data); diff != "" {
+				return fmt.Errorf("child %s data differs from its regional (-regional +child):\n%s", c, diff)
+			}
+			return nil
+		})
+	}
+	key := types.NamespacedName{Namespace: "kcm-system", Name: "bind-none"}
+	eventually(t, func() error {
+		c, ok := rec.Condition(key)
+		if !ok || c.Status != metav1.ConditionFalse || c.Reason != ReasonNoRegional {
+			return fmt.Errorf("condition of bind-none = %+v", c)
+		}
+		for _, l := range []string{kofv1.RegionalClusterNameLabel, kofv1.RegionalClusterNamespaceLabel} {
+			if !strings.Contains(c.Message, l) {
+				return fmt.Errorf("message %q does not name label %s", c.Message, l)
+			}
+		}
+		notes, err := eventFor("kcm-system", "bind-none", ReasonNoRegional)
+		if err != nil || len(notes) != 1 {
+			return fmt.Errorf("events NoRegionalCluster of bind-none = %v (err %v), want exactly 1", notes, err)
+		}
+		return nil
+	})
+	if err := gone(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kcm-system", Name: names.ChildConfigMap("bind-none")}}); err != nil {
+		t.Errorf("unbound child got a ConfigMap: %v", err)
+	}
+}
+
+func TestNoSpecConfig(t *testing.T) {
+	create(t,
+		newCD("kcm-system", "noconf-regional", "regional", awsTpl, "", nil, nil),
+		newCD("kcm-system", "noconf-child", "child", awsTpl, "", nil, nil),
+		newCD("kcm-system", "badconf-child", "child", awsTpl, `{"clusterAnnotations":"oops"}`, nil, nil),
+	)
+	cases := map[string]struct{ reason, text string }{
+		"noconf-regional": {ReasonInvalidAnnotation, kofv1.RegionalDomainAnnotation},
+		"noconf-child":    {ReasonNoRegional, kofv1.RegionalClusterNameLabel},
+		"badconf-child":   {ReasonInvalidConfig, "spec.config.clusterAnnotations"},
+	}
+	for name, want := range cases {
+		eventually(t, func() error {
+			c, ok := rec.Condition(types.NamespacedName{Namespace: "kcm-system", Name: name})
+			if !ok || c.Status != metav1.ConditionFalse || c.Reason != want.reason || !strings.Contains(c.Message, want.text) {
+				return fmt.Errorf("condition of %s = %+v, want False %s naming %s", name, c, want.reason, want.text)
+			}
+			return nil
+		})
+	}
+}
+
+func TestChildTenantRoutes(t *testing.T) {
+	create(t,
+		newCD("ns-a", "tenant-regional", "regional", "", "", nil, domainAnn("tenant.example.com")),
+		newCD("ns-a", "tenant-child", "child", "", "", map[string]string{
+			kofv1.RegionalClusterNameLabel: "tenant-regional", kofv1.TenantLabel: "t1"}, nil),
+	)
+	base := names.ChildVMUserBase("ns-a", "tenant-child")
+	var user vmv1beta1.VMUser
+	eventually(t, func() error {
+		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns-a", Name: names.VMUser(base)}, &user)
+	})
+	got := map[string]string{}
+	for _, r := range user.Spec.TargetRefs {
+		if len(r.Paths) != 1 || len(r.QueryArgs) != 1 || len(r.QueryArgs[0].Values) != 1 {
+			t.Fatalf("route %+v: want one path and one query arg", r)
+		}
+		got[r.Paths[0]] = r.QueryArgs[0].Name + "=" + r.QueryArgs[0].Values[0]
+		if r.DropSrcPathPrefixParts == nil || *r.DropSrcPathPrefixParts != 1 {
+			t.Errorf("route %s does not drop the first path part", r.Paths[0])
+		}
+	}
+	want := map[string]string{
+		"/vm/insert/.*": "extra_label=tenant=t1",
+		"/vm/select/.*": `extra_filters={tenant="t1"}`,
+		"/vli/.*":       "extra_fields=tenant=t1",
+		"/vls/.*":       `extra_filters="tenant":="t1"`,
+		"/vlai/.*":      "extra_fields=tenant=t1",
+		"/vlas/.*":      `extra_filters="tenant":="t1"`,
+		"/vti/.*":       "extra_fields=resource_attr:tenant=t1",
+		"/vts/.*":       `extra_filters="resource_attr:tenant":="t1"`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tenant filters (-want +got):\n%s", diff)
+	}
+	var sec corev1.Secret
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns-a", Name: names.VMUserSecret(base)}, &sec); err != nil {
+		t.Fatal(err)
+	}
+	if string(sec.Data["username"]) != base || len(sec.Data["password"]) < 16 {
+		t.Errorf("secret username %q, password length %d", sec.Data["username"], len(sec.Data["password"]))
+	}
+	var mcs kcmv1.MultiClusterService
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: names.VMUserPropagation(base)}, &mcs); err != nil {
+		t.Fatal(err)
+	}
+	if got := mcs.Spec.ClusterSelector.MatchLabels[kofv1.ClusterNameLabel]; got != "tenant-regional" {
+		t.Errorf("propagation selects %q, want tenant-regional", got)
+	}
+	if strings.Contains(mcs.Spec.ServiceSpec.Services[0].Values, string(sec.Data["password"])) {
+		t.Error("propagation MCS values contain the password")
+	}
+	// The password is kept: a forced reconcile does not change the Secret.
+	rv := sec.ResourceVersion
+	if _, err := rec.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns-a", Name: "tenant-child"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(&sec), &sec); err != nil || sec.ResourceVersion != rv {
+		t.Errorf("secret rewritten by a resync: resourceVersion %s → %s (err %v)", rv, sec.ResourceVersion, err)
+	}
+}
+
+func TestDeleteRemovesEverything(t *testing.T) {
+	regional := newCD("ns-b", "del-regional", "regional", "", "", map[string]string{kofv1.KCMRegionClusterLabel: "true"}, domainAnn("del.example.com"))
+	child := newCD("ns-b", "del-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "del-regional"}, nil)
+	create(t, regional, child)
+	base := names.ChildVMUserBase("ns-b", "del-child")
+	clusterScoped := []client.Object{
+		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
+		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigPropagation("ns-b", "del-regional")}},
+		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMRulesPropagation("ns-b", "del-regional")}},
+	}
+	for _, o := range clusterScoped {
+		eventually(t, func() error { return env.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o) })
+	}
+	for _, cd := range []*kcmv1.ClusterDeployment{regional, child} {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(cd), cd); err != nil {
+			t.Fatal(err)
+		}
+		if !controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) || cd.Labels[kofv1.ClusterNameLabel] != cd.Name {
+			t.Errorf("%s: finalizer or name label missing: %v %v", cd.Name, cd.Finalizers, cd.Labels)
+		}
+		if err := env.Client.Delete(context.Background(), cd); err != nil {
+			t.Fatal(err)
+		}
+	}
+	namespaced := []client.Object{
+		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(base)}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUserSecret(base)}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.ChildConfigMap("del-child")}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.RegionalConfigMap("del-regional")}},
+		regional, child,
+	}
+	for _, o := range append(clusterScoped, namespaced...) {
+		eventually(t, func() error { return gone(o) })
+	}
+}
+
+func TestOutdatedMCSCorrectedAndResyncWritesNothing(t *testing.T) {
+	create(t,
+		newCD("ns-a", "mcs-regional", "regional", "", "", nil, domainAnn("mcs.example.com")),
+		newCD("ns-a", "mcs-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "mcs-regional"}, nil),
+	)
+	ctx := context.Background()
+	mcs := &kcmv1.MultiClusterService{}
+	key := client.ObjectKey{Name: names.VMUserPropagation(names.ChildVMUserBase("ns-a", "mcs-child"))}
+	eventually(t, func() error { return env.Client.Get(ctx, key, mcs) })
+	want := mcs.Spec.DeepCopy()
+	// An outdated MCS, as an earlier operator version could have left it.
+	mcs.Spec.ClusterSelector.MatchLabels[kofv1.ClusterNameLabel] = "somewhere-else"
+	mcs.Spec.ServiceSpec.Services[0].Template = "kof-propagation-1-0-0"
+	if err := env.Client.Update(ctx, mcs); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := env.Client.Get(ctx, key, mcs); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(*want, mcs.Spec); diff != "" {
+			return fmt.Errorf("MCS not corrected (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+	// A forced resync of both clusters writes nothing.
+	objs := []client.Object{
+		mcs,
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: "kof-mcs-regional"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: names.ChildConfigMap("mcs-child")}},
+		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: names.VMUser(names.ChildVMUserBase("ns-a", "mcs-child"))}},
+		&kcmv1.ClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: "mcs-child"}},
+	}
+	before := versions(t, objs)
+	for _, n := range []string{"mcs-regional", "mcs-child"} {
+		if _, err := rec.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns-a", Name: n}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(before, versions(t, objs)); diff != "" {
+		t.Errorf("resync changed resourceVersions (-before +after):\n%s", diff)
+	}
+}
+
+func versions(t *testing.T, objs []client.Object) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, o := range objs {
+		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(o), o); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetResourceVersion()
+	}
+	return out
+}
+
+func TestSameNameTwoNamespacesKCMRegion(t *testing.T) {
+	lbl := map[string]string{kofv1.KCMRegionClusterLabel: "true"}
+	create(t,
+		newCD("ns-a", "region-x", "regional", "", "", lbl, domainAnn("a.example.com")),
+		newCD("ns-b", "region-x", "regional", "", "", lbl, domainAnn("b.example.com")),
+	)
+	a, b := names.ChildConfigPropagation("ns-a", "region-x"), names.ChildConfigPropagation("ns-b", "region-x")
+	if a == b {
+		t.Fatalf("one propagation name %s for two namespaces", a)
+	}
+	for ns, n := range map[string]string{"ns-a": a, "ns-b": b} {
+		eventually(t, func() error {
+			var mcs kcmv1.MultiClusterService
+			if err := env.Client.Get(context.Background(), client.ObjectKey{Name: n}, &mcs); err != nil {
+				return err
+			}
+			if mcs.Labels[kofv1.OwnerNamespaceLabel] != ns {
+				return fmt.Errorf("MCS %s owner namespace %q, want %s", n, mcs.Labels[kofv1.OwnerNamespaceLabel], ns)
+			}
+			if !strings.Contains(mcs.Spec.ServiceSpec.Services[0].Values, strings.TrimPrefix(ns, "ns-")+".example.com") {
+				return fmt.Errorf("MCS %s does not carry %s's regional data", n, ns)
+			}
+			return nil
+		})
+	}
+}
+
+func TestLegacyBundleRemoved(t *testing.T) {
+	ctx := context.Background()
+	legacy := names.LegacyChildVMUserBase("ns-b", "legacy-child")
+	// What a KOF release with Adler-32 names left behind (no kof-operator labels).
+	old := []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUserSecret(legacy)},
+			StringData: map[string]string{"username": legacy, "password": "old-password-0123456789"}},
+		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(legacy)},
+			Spec: vmv1beta1.VMUserSpec{TargetRefs: []vmv1beta1.TargetRef{{Static: &vmv1beta1.StaticRef{URL: "http://x"}, Paths: []string{"/"}}}}},
+	}
+	create(t, old...)
+	create(t,
+		newCD("ns-b", "legacy-regional", "regional", "", "", nil, domainAnn("legacy.example.com")),
+		newCD("ns-b", "legacy-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "legacy-regional"}, nil),
+	)
+	base := names.ChildVMUserBase("ns-b", "legacy-child")
+	eventually(t, func() error {
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-b", Name: names.VMUser(base)}, &vmv1beta1.VMUser{})
+	})
+	for _, o := range old {
+		eventually(t, func() error { return gone(o) })
+	}
+}
