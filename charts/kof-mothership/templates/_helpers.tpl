@@ -204,15 +204,19 @@ Input: the root context. Output: YAML list of {name, chart, version, repository}
 
 {{/*
 kof-mothership.previousTemplates: names of the ServiceTemplates found in the cluster (by `lookup`) that serve the
-same chart from the same HelmRepository under another name, i.e. earlier versions, sorted by name.
+same chart under another name, i.e. earlier versions, sorted by name. A KOF chart matches from any HelmRepository
+(earlier KOF releases may have used another one); a third-party chart only from the same HelmRepository, so that
+KCM's own templates of, say, cert-manager never join KOF's chains.
 Input: dict {root, template: an entry of kof-mothership.serviceTemplates}. Output: YAML list of names.
 */}}
 {{- define "kof-mothership.previousTemplates" -}}
 {{- $found := lookup "k0rdent.mirantis.com/v1beta1" "ServiceTemplate" .root.Values.kcm.namespace "" -}}
+{{- $kof := eq .template.repository .root.Values.kcm.kofRepository -}}
 {{- $names := list -}}
 {{- range (dig "items" (list) $found) -}}
 {{- $spec := dig "spec" "helm" "chartSpec" dict . -}}
-{{- if and (ne .metadata.name $.template.name) (eq ($spec.chart | default "") $.template.chart) (eq (dig "sourceRef" "name" "" $spec) $.template.repository) -}}
+{{- $sameSource := or $kof (eq (dig "sourceRef" "name" "" $spec) $.template.repository) -}}
+{{- if and (ne .metadata.name $.template.name) (eq ($spec.chart | default "") $.template.chart) $sameSource -}}
 {{- $names = append $names .metadata.name -}}
 {{- end -}}
 {{- end -}}

@@ -21,12 +21,14 @@ func serviceTemplate(name, chart, repo string) *unstructured.Unstructured {
 }
 
 // TestMothershipUpgradeChains: earlier versions of a chart found in the cluster become upgrade sources of the new
-// ServiceTemplate; templates of the same chart from another repository (KCM's own) do not.
+// ServiceTemplate (a KOF chart from any repository); third-party templates from another repository (KCM's own) do
+// not.
 func TestMothershipUpgradeChains(t *testing.T) {
 	res := renderChart(t, renderSpec{chart: "kof-mothership", lookup: []*unstructured.Unstructured{
 		serviceTemplate("kof-storage-1-1-0", "kof-storage", "kof-repo"),
 		serviceTemplate("kof-storage-1-0-0", "kof-storage", "kof-repo"),
 		serviceTemplate("kof-storage-2-0-0", "kof-storage", "kof-repo"),
+		serviceTemplate("kof-collectors-1-4-0", "kof-collectors", "kof"),
 		serviceTemplate("cert-manager-v1-18-0", "cert-manager", "kof-templates-cert-manager"),
 		serviceTemplate("cert-manager-1-16-0", "cert-manager", "kcm-templates"),
 	}})
@@ -43,7 +45,11 @@ func TestMothershipUpgradeChains(t *testing.T) {
 			map[string]any{"name": "cert-manager-v1-19-1"},
 			upgrade("cert-manager-v1-18-0", "cert-manager-v1-19-1"),
 		},
-		"kof-collectors-2-0-0": {map[string]any{"name": "kof-collectors-2-0-0"}},
+		"kof-collectors-2-0-0": {
+			map[string]any{"name": "kof-collectors-2-0-0"},
+			upgrade("kof-collectors-1-4-0", "kof-collectors-2-0-0"),
+		},
+		"kof-operators-2-0-0": {map[string]any{"name": "kof-operators-2-0-0"}},
 	} {
 		obj := mustGet(t, res, "ServiceTemplateChain", kcmNamespace, chain)
 		if diff := cmp.Diff(want, field(t, obj, "spec", "supportedTemplates")); diff != "" {
