@@ -298,3 +298,26 @@ func checkKofExistingRepo(t *testing.T, res *render.Result) {
 		t.Errorf("kof-mothership targetNamespace %q, want kof-system", got)
 	}
 }
+
+// TestUmbrellaWithoutOperators: with kof-operators off, victoria-metrics-operator is still installed first and no
+// edge names kof-operators.
+func TestUmbrellaWithoutOperators(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof", values: map[string]any{"kof-operators": map[string]any{"enabled": false}}})
+	want := map[string][]string{
+		"victoria-metrics-operator": {},
+		"kof-mothership":            {"victoria-metrics-operator"},
+		"kof-regional":              {"kof-mothership"},
+		"kof-child":                 {"kof-mothership"},
+	}
+	if diff := cmp.Diff(want, dependsOn(t, res)); diff != "" {
+		t.Errorf("dependsOn (-want +got):\n%s", diff)
+	}
+}
+
+// TestUmbrellaUnknownComponent: a name in global.components that is not a KOF component fails schema validation.
+func TestUmbrellaUnknownComponent(t *testing.T) {
+	err := renderError(t, renderSpec{chart: "kof", values: map[string]any{"global": map[string]any{"components": []any{"kof-storage"}}}})
+	if !contains(err.Error(), "global/components") && !contains(err.Error(), "global.components") {
+		t.Errorf("error %q does not name global.components", err)
+	}
+}
