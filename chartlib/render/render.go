@@ -133,6 +133,21 @@ func Chart(ctx context.Context, opts Options) (*manifest.Set, error) {
 
 // Render is Chart returning also the rendered files and the coalesced values.
 func Render(ctx context.Context, opts Options) (*Result, error) {
+	res, err := Files(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	set, err := manifest.Parse(res.Files)
+	if err != nil {
+		return nil, fmt.Errorf("chart %q: %w", res.Chart.Name(), err)
+	}
+	res.Set = set
+	return res, nil
+}
+
+// Files runs the pipeline up to the template engine and returns the rendered files unparsed (Result.Set is nil):
+// for templates whose output is not Kubernetes YAML, such as probes of named helpers.
+func Files(ctx context.Context, opts Options) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -160,12 +175,8 @@ func Render(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render chart %q: %w", name, err)
 	}
-	set, err := manifest.Parse(files)
-	if err != nil {
-		return nil, fmt.Errorf("chart %q: %w", name, err)
-	}
 	vals, _ := top["Values"].(chartutil.Values)
-	return &Result{Set: set, Files: files, Values: vals, Chart: chrt}, nil
+	return &Result{Files: files, Values: vals, Chart: chrt}, nil
 }
 
 // chartOf returns opts.Chart or loads opts.ChartDir.

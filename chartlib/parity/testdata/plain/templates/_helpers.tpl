@@ -1,0 +1,1 @@
+{{- define "plain.name" -}}plain{{- end -}}
