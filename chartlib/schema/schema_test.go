@@ -2,6 +2,8 @@ package schema
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -109,4 +111,53 @@ func sorted(s []string) []string {
 		}
 	}
 	return out
+}
+
+func TestSync(t *testing.T) {
+	charts := t.TempDir()
+	schemas := filepath.Join(t.TempDir(), "schemas")
+	dir := filepath.Join(charts, "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: demo\nversion: 0.1.0\n",
+		"values.yaml": "# -- Port.\nport: 80\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drift, err := Sync(charts, schemas, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) != 3 {
+		t.Fatalf("drift before generate = %v, want schema copy, chart schema and modeline", drift)
+	}
+	if _, err := Sync(charts, schemas, nil, true); err != nil {
+		t.Fatal(err)
+	}
+	if drift, err := Sync(charts, schemas, nil, false); err != nil || len(drift) != 0 {
+		t.Fatalf("drift after generate = %v, %v", drift, err)
+	}
+	values, _ := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if want := Modeline + "\n\n# -- Port.\nport: 80\n"; string(values) != want {
+		t.Errorf("values.yaml = %q, want %q", values, want)
+	}
+	copyA, _ := os.ReadFile(filepath.Join(schemas, "demo.schema.json"))
+	copyB, _ := os.ReadFile(filepath.Join(dir, "values.schema.json"))
+	if string(copyA) != string(copyB) || !strings.Contains(string(copyA), `"description": "Port."`) {
+		t.Errorf("schema copies differ or lack the description:\n%s\n%s", copyA, copyB)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "values.yaml"), append(values, []byte("host: x\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	drift, err = Sync(charts, schemas, []string{"demo"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) != 2 || !strings.Contains(drift[0].String(), "differs") {
+		t.Errorf("drift after a values change = %v", drift)
+	}
 }
