@@ -27,6 +27,7 @@ never this file. Input: none. Output: YAML list of PolicyRules.
 - apiGroups:
   - ""
   resources:
+  - namespaces
   - pods
   verbs:
   - get
