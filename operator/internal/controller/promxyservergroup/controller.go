@@ -214,20 +214,19 @@ func (r *Reconciler) basicAuth(ctx context.Context, g *kofv1.PromxyServerGroup) 
 	return &promxy.BasicAuth{Username: string(user), Password: string(pass)}, "", nil
 }
 
-// applySecret applies the config Secret when its `config.yaml` or labels differ from the desired ones and reports
-// whether it wrote.
+// applySecret applies the config Secret's `config.yaml` when it differs from config and reports whether it wrote.
 func (r *Reconciler) applySecret(ctx context.Context, key types.NamespacedName, config []byte) (bool, error) {
 	var current corev1.Secret
 	err := r.Client.Get(ctx, key, &current)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("get promxy config Secret %s: %w", key, err)
 	}
-	if err == nil && string(current.Data[promxy.ConfigKey]) == string(config) &&
-		current.Labels[kofv1.ManagedByLabel] == kofv1.ManagedBy {
+	if err == nil && string(current.Data[promxy.ConfigKey]) == string(config) {
 		return false, nil
 	}
+	// Only the config key is applied: the kof-mothership chart may create the Secret with its own labels, and this
+	// field manager must not fight Helm over them.
 	ac := corev1ac.Secret(key.Name, key.Namespace).
-		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(map[string][]byte{promxy.ConfigKey: config})
 	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {

@@ -186,8 +186,8 @@ func TestTwoGroupsOneSecretStableOrderNoRewrite(t *testing.T) {
 	if diff := cmp.Diff(want, cfg.Promxy.ServerGroups[0].HTTPClient.BasicAuth); diff != "" {
 		t.Errorf("basic auth (-want +got):\n%s", diff)
 	}
-	if secret.Labels[kofv1.ManagedByLabel] != kofv1.ManagedBy {
-		t.Errorf("Secret labels = %v, want managed-by kof-operator", secret.Labels)
+	if secret.Type != corev1.SecretTypeOpaque {
+		t.Errorf("Secret type = %q, want Opaque", secret.Type)
 	}
 	if got := f.server.reloads.Load(); got != 1 {
 		t.Errorf("reloads after first write = %d, want 1 (one Running pod)", got)
