@@ -1,7 +1,9 @@
 {{- /*
   kof-collectors values for one regional cluster, instantiated by Sveltos (layer 2). The line above, written by
   the kof-regional chart, sets $kof: {shared, values, annotation, self, namespace} from its Helm values.
-  The collectors write to the cluster's own VMAuth with the regional admin credentials.
+  The collectors write to the cluster's own VMAuth with the regional admin credentials `kof-vmuser-creds-<admin base>`:
+  on a regional cluster the KOF operator propagates that Secret; in regionless mode it is read from the management
+  cluster (AdminVMUser) and copied to the release namespace by kof-collectors.
   Merge order: shared keys < computed from the cluster < kof-regional `collectors` < the cluster's annotation;
   defaultCRConfig.env is the concatenation of the credential env vars, the Helm env and the annotation env, each
   name once (lists replace in merges, so it is built on purpose).
@@ -20,19 +22,19 @@
 {{- $h := printf "kof-%s/%s" $name $ns | sha256sum | trunc 10 }}
 {{- $r := regexReplaceAll "[^a-z0-9-]+" (lower $name) "-" | trimAll "-" | trunc 23 | trimAll "-" }}
 {{- $base := printf "admin-%s" (ternary (printf "%s-%s" $r $h) $h (ne $r "")) }}
-{{- $secretName := printf "vmuser-kof-vmuser-%s" $base }}
-{{- if dig "data" "password" "" (index .MgmtResources "AdminVMUser") }}
-{{- $secretName = printf "kof-vmuser-creds-%s" $base }}
-{{- end }}
+{{- $secretName := printf "kof-vmuser-creds-%s" $base }}
 {{- $vmauth := printf "http://vmauth-cluster.%s:8427" $kof.namespace }}
-{{- $computed := dict
-  "opentelemetry-kube-stack" (dict "clusterName" $name)
-  "kof" (dict
-    "metrics" (dict "endpoint" (printf "%s/vm/insert/0/prometheus/api/v1/write" $vmauth))
-    "logs" (dict "endpoint" (printf "%s/vli/insert/opentelemetry/v1/logs" $vmauth))
-    "auditLogs" (dict "endpoint" (printf "%s/vlai/insert/opentelemetry/v1/logs" $vmauth))
-    "traces" (dict "endpoint" (printf "%s/vti/insert/opentelemetry/v1/traces" $vmauth)))
+{{- $kofValues := dict
+  "metrics" (dict "endpoint" (printf "%s/vm/insert/0/prometheus/api/v1/write" $vmauth))
+  "logs" (dict "endpoint" (printf "%s/vli/insert/opentelemetry/v1/logs" $vmauth))
+  "auditLogs" (dict "endpoint" (printf "%s/vlai/insert/opentelemetry/v1/logs" $vmauth))
+  "traces" (dict "endpoint" (printf "%s/vti/insert/opentelemetry/v1/traces" $vmauth))
 }}
+{{- if $kof.self.enabled }}
+{{- $secret := index .MgmtResources "AdminVMUser" }}
+{{- $_ := set $kofValues "credentials" (dict "secretName" $secretName "username" (dig "data" "username" "" $secret | b64dec) "password" (dig "data" "password" "" $secret | b64dec)) }}
+{{- end }}
+{{- $computed := dict "opentelemetry-kube-stack" (dict "clusterName" $name) "kof" $kofValues }}
 {{- $override := dict }}
 {{- with dig $kof.annotation "" $ann }}
 {{- $override = fromYaml . }}

@@ -1,6 +1,8 @@
 {{- /*
   kof-storage values for one regional cluster, instantiated by Sveltos (layer 2). The line above, written by the
   kof-regional chart, sets $kof: {shared, values, annotation, self, istio, ingressMode} from its Helm values.
+  The VMUser bundles are the KOF operator's (the regional admin one and the children's, propagated to the cluster;
+  regionless: kept in the clusters' namespaces, so VMAuth reads every namespace): the chart renders none.
   Merge order: shared keys < computed from the cluster < kof-regional `storage` < the cluster's annotation.
   Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
   istio.enabled is the MCS variant's, whatever the merged values say.
@@ -14,15 +16,12 @@
 {{- $name = $kof.self.name }}
 {{- $ns = $kof.self.namespace }}
 {{- end }}
-{{- $h := printf "kof-%s/%s" $name $ns | sha256sum | trunc 10 }}
-{{- $r := regexReplaceAll "[^a-z0-9-]+" (lower $name) "-" | trimAll "-" | trunc 23 | trimAll "-" }}
-{{- $base := printf "admin-%s" (ternary (printf "%s-%s" $r $h) $h (ne $r "")) }}
-{{- $secret := index .MgmtResources "AdminVMUser" }}
 {{- $computed := dict
   "clusterName" $name
   "domain" (dig "k0rdent.mirantis.com/kof-regional-domain" $kof.self.domain $ann)
   "certEmail" (dig "k0rdent.mirantis.com/kof-cert-email" $kof.self.certEmail $ann)
-  "vmuser" (dict "base" $base "username" (dig "data" "username" "" $secret | b64dec) "password" (dig "data" "password" "" $secret | b64dec))
+  "vmuser" (dict "enabled" false)
+  "victoriametrics" (dict "vmauth" (dict "allNamespaces" $kof.self.enabled))
   "gateway" (dict "name" (dig "k0rdent.mirantis.com/kof-gateway-name" "storage-gateway" $ann) "namespace" (dig "k0rdent.mirantis.com/kof-gateway-namespace" "kof" $ann))
 }}
 {{- with dig "k0rdent.mirantis.com/kof-storage-class" "" $ann }}

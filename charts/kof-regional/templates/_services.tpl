@@ -63,22 +63,24 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 
 {{/*
 kof-regional.templateResourceRefs: the management-cluster objects every regional service's values may read: the
-ClusterDeployment (optional; its metadata annotations win over the cluster's, CONTRACT.md), the CAPI Cluster and the SveltosCluster (optional, so that annotation edits re-render the values) and the regional admin
-VMUser Secret made by the KOF operator (optional: without it the VictoriaMetrics operator generates a password).
+ClusterDeployment (optional; its metadata annotations win over the cluster's, CONTRACT.md), the CAPI Cluster and
+the SveltosCluster (optional, so that annotation edits re-render the values) and, in regionless mode, the admin
+VMUser Secret the KOF operator keeps in the KCM namespace (required: the collectors copy its credentials). On a
+regional cluster the operator propagates the admin bundle itself, so the values need not read it.
 Input: dict {root, self}. Output: YAML list of Sveltos TemplateResourceRef objects.
 */}}
 {{- define "kof-regional.templateResourceRefs" -}}
 {{- $v := .root.Values -}}
-{{- $admin := dict "apiVersion" "v1" "kind" "Secret" "name" "kof-vmuser-creds-admin-{{ $n := .ClusterName }}{{ $r := regexReplaceAll \"[^a-z0-9-]+\" (lower $n) \"-\" | trimAll \"-\" | trunc 23 | trimAll \"-\" }}{{ if $r }}{{ $r }}-{{ end }}{{ printf \"kof-%s/%s\" $n .ClusterNamespace | sha256sum | trunc 10 }}" -}}
-{{- if .self -}}
-{{- $admin = dict "apiVersion" "v1" "kind" "Secret" "namespace" $v.kcmNamespace "name" (printf "kof-vmuser-creds-%s" (include "kof.names.adminVMUserBase" (dict "cluster" $v.regionless.clusterName "namespace" $v.kcmNamespace))) -}}
-{{- end -}}
-{{- toYaml (list
+{{- $refs := list
   (dict "identifier" "ClusterDeployment" "optional" true "resource" (dict "apiVersion" "k0rdent.mirantis.com/v1beta1" "kind" "ClusterDeployment" "name" "{{ .ClusterName }}"))
   (dict "identifier" "Cluster" "optional" true "resource" (dict "apiVersion" "cluster.x-k8s.io/v1beta2" "kind" "Cluster" "name" "{{ .ClusterName }}"))
   (dict "identifier" "SveltosCluster" "optional" true "resource" (dict "apiVersion" "lib.projectsveltos.io/v1beta1" "kind" "SveltosCluster" "name" "{{ .ClusterName }}"))
-  (dict "identifier" "AdminVMUser" "optional" true "resource" $admin)
-) -}}
+-}}
+{{- if .self -}}
+{{- $admin := dict "apiVersion" "v1" "kind" "Secret" "namespace" $v.kcmNamespace "name" (printf "kof-vmuser-creds-%s" (include "kof.names.adminVMUserBase" (dict "cluster" $v.regionless.clusterName "namespace" $v.kcmNamespace))) -}}
+{{- $refs = append $refs (dict "identifier" "AdminVMUser" "resource" $admin) -}}
+{{- end -}}
+{{- toYaml $refs -}}
 {{- end -}}
 
 {{/*

@@ -59,7 +59,7 @@ func TestLayer1NameHelpers(t *testing.T) {
 }
 
 // TestLayer2NameTemplates instantiates the child and regional MCSs for clusters of every input name: Sveltos must
-// find the Secrets named by operator/names (the child's is required), and the values must carry the same names.
+// find the ConfigMaps and Secrets named by operator/names (both required), and the values must carry the same names.
 func TestLayer2NameTemplates(t *testing.T) {
 	childMCS := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-child"}), "kof-child-cluster")
 	regionalMCS := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-regional"}), "kof-regional-cluster")
@@ -86,22 +86,18 @@ func TestLayer2NameTemplates(t *testing.T) {
 			t.Errorf("child %q: password %q, want the Secret's", name, got)
 		}
 
-		adminBase := names.AdminVMUserBase(kcmNamespace, name)
+		adminSecret := names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, name))
 		objects = []*unstructured.Unstructured{
-			credentials(kcmNamespace, adminBase, "admin-pw"),
 			configMap(kcmNamespace, names.VMRulesConfigMap(name), map[string]any{"values": "vmrules: {}\n"}),
 		}
 		results, err = instantiate(t, regionalMCS, cluster, objects, sveltos.DoublePass)
 		if err != nil {
-			t.Errorf("regional %q: %v", name, err)
+			t.Errorf("regional %q (vmrules ConfigMap %s): %v", name, names.VMRulesConfigMap(name), err)
 			continue
 		}
-		storage := valuesOf(t, results, "kof-storage")
-		if got := str(t, storage, "vmuser", "base"); got != adminBase {
-			t.Errorf("regional %q: base %q, want %q", name, got, adminBase)
-		}
-		if got := str(t, storage, "vmuser", "password"); got != "admin-pw" {
-			t.Errorf("regional %q: admin Secret %s not found by its templated name", name, names.VMUserSecret(adminBase))
+		env := envOf(t, valuesOf(t, results, "kof-collectors"))
+		if got := str(t, env[0], "valueFrom", "secretKeyRef", "name"); got != adminSecret {
+			t.Errorf("regional %q: admin Secret %q, want %q", name, got, adminSecret)
 		}
 	}
 }

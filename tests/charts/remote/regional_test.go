@@ -13,12 +13,11 @@ import (
 )
 
 // regionalFixtures returns the management-cluster objects the regional MCS reads for regional-1: its
-// ClusterDeployment, the admin credentials and the vmrules ConfigMap the KOF operator writes.
+// ClusterDeployment and the vmrules ConfigMap the KOF operator writes.
 func regionalFixtures(t testing.TB, cds []*unstructured.Unstructured) []*unstructured.Unstructured {
 	t.Helper()
 	rules := "vmrules:\n  groups:\n    kube-apiserver.rules:\n      - record: apiserver_request:burnrate1h\n        expr: sum(rate(apiserver_request_total[1h]))\n"
 	return append(append([]*unstructured.Unstructured{}, cds...),
-		credentials(kcmNamespace, names.AdminVMUserBase(kcmNamespace, "regional-1"), "regional-1-admin-password"),
 		configMap(kcmNamespace, names.VMRulesConfigMap("regional-1"), map[string]any{"values": rules}),
 	)
 }
@@ -88,12 +87,10 @@ func TestRegionalStandardCluster(t *testing.T) {
 	storage := rendered["kof-storage"]
 	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
 	for path, want := range map[string]string{
-		"clusterName":    "regional-1",
-		"domain":         "regional-1.kof.example.com",
-		"certEmail":      "admin@example.com",
-		"storageClass":   "regional-ssd",
-		"vmuser.base":    base,
-		"vmuser.password": "regional-1-admin-password",
+		"clusterName":  "regional-1",
+		"domain":       "regional-1.kof.example.com",
+		"certEmail":    "admin@example.com",
+		"storageClass": "regional-ssd",
 	} {
 		if got := str(t, storage.values, strings.Split(path, ".")...); got != want {
 			t.Errorf("kof-storage values %s = %q, want %q", path, got, want)
@@ -113,9 +110,11 @@ func TestRegionalStandardCluster(t *testing.T) {
 	if rule := mustGet(t, storage.objects, "VMRule", namespace, "kof-record-kube-apiserver-rules"); rule == nil {
 		t.Error("vmrules from the valuesFrom ConfigMap were not rendered")
 	}
-	secret := mustGet(t, storage.objects, "Secret", namespace, names.VMUserSecret(base))
-	if got := str(t, secret.Object, "stringData", "password"); got != "regional-1-admin-password" {
-		t.Errorf("admin Secret password = %q", got)
+	// The KOF operator propagates the admin and children's VMUser bundles: the chart renders none of them.
+	absent(t, storage.objects, "VMUser", "Secret")
+	vmauth := mustGet(t, storage.objects, "VMAuth", namespace, "cluster")
+	if got := str(t, vmauth.Object, "spec", "userNamespaceSelector", "matchLabels", "kubernetes.io/metadata.name"); got != namespace {
+		t.Errorf("VMAuth reads VMUsers of namespace %q, want %s", got, namespace)
 	}
 	if got := str(t, mustGet(t, storage.objects, "ClusterIssuer", "", "kof-issuer").Object, "spec", "acme", "email"); got != "admin@example.com" {
 		t.Errorf("ClusterIssuer email = %q", got)
@@ -175,15 +174,10 @@ func TestRegionalIstio(t *testing.T) {
 			t.Errorf("Istio storage renders %s %v", kind, got)
 		}
 	}
-	// Without the admin Secret the VictoriaMetrics operator generates the password; collectors read its Secret.
 	env := envOf(t, rendered["kof-collectors"].values)
-	wantSecret := "vmuser-kof-vmuser-" + names.AdminVMUserBase(kcmNamespace, "regional-istio")
+	wantSecret := names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, "regional-istio"))
 	if got := str(t, env[0], "valueFrom", "secretKeyRef", "name"); got != wantSecret {
-		t.Errorf("collectors credentials Secret = %q, want %q", got, wantSecret)
-	}
-	vmuser := mustGet(t, storage, "VMUser", namespace, names.VMUser(names.AdminVMUserBase(kcmNamespace, "regional-istio")))
-	if field(t, vmuser.Object, "spec", "generatePassword") != true {
-		t.Error("VMUser without handed-over password must generate one")
+		t.Errorf("collectors credentials Secret = %q, want the propagated %q", got, wantSecret)
 	}
 }
 
@@ -221,7 +215,11 @@ func TestRegionalRegionless(t *testing.T) {
 	if got := field(t, route.Object, "spec", "hostnames"); !cmp.Equal(got, []any{"vmauth.mothership.kof.example.com"}) {
 		t.Errorf("HTTPRoute hostnames = %v", got)
 	}
-	secret := mustGet(t, storage.objects, "Secret", namespace, names.VMUserSecret(base))
+	if _, ok, _ := unstructured.NestedMap(mustGet(t, storage.objects, "VMAuth", namespace, "cluster").Object, "spec", "userNamespaceSelector"); ok {
+		t.Error("regionless VMAuth must read the VMUsers of every namespace")
+	}
+	// The admin bundle stays in the KCM namespace; kof-collectors copies its credentials next to the collectors.
+	secret := mustGet(t, rendered["kof-collectors"].objects, "Secret", namespace, names.VMUserSecret(base))
 	if got := str(t, secret.Object, "stringData", "password"); got != "mothership-admin-password" {
 		t.Errorf("admin password = %q", got)
 	}
