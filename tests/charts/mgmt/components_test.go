@@ -15,7 +15,7 @@ func TestUmbrellaValuesFitComponents(t *testing.T) {
 			inputs[gc.name] = gc.files
 		}
 	}
-	for _, s := range []string{"02-regionless", "03-regionless-selfsigned", "07-m2m-storage-overrides", "13-audit-cluster-disabled"} {
+	for _, s := range []string{"01-regional-child", "02-regionless", "03-regionless-selfsigned", "05-m2m", "06-m2m-non-k0s", "07-m2m-storage-overrides", "08-m2r", "10-third-party-cloudwatch", "13-audit-cluster-disabled"} {
 		inputs["scenario-"+s] = []string{scenario(s)}
 	}
 	for name, files := range inputs {

@@ -14,6 +14,33 @@ func scenario(name string) string { return filepath.Join("testdata", "scenarios"
 // TestScenariosUmbrella checks the scenarios that hold at the umbrella level (../shared/scenarios/README.md).
 func TestScenariosUmbrella(t *testing.T) {
 	cases := map[string]func(*testing.T, *render.Result){
+		// 01: the default install renders the five Flux releases in dependsOn order.
+		"01-regional-child": checkKofDefaults,
+		// 05: M2M reaches kof-child.
+		"05-m2m": func(t *testing.T, res *render.Result) {
+			wantValue(t, res, "kof-child", true, "fromManagement", "toManagementCluster", "enabled")
+			wantValue(t, res, "kof-regional", false, "regionless", "enabled")
+		},
+		// 06: the management cluster's collectors get PKI_PATH through kof-child.
+		"06-m2m-non-k0s": func(t *testing.T, res *render.Result) {
+			env := []any{map[string]any{"name": "PKI_PATH", "value": "etc/kubernetes"}}
+			wantValue(t, res, "kof-child", env, "fromManagement", "collectors", "opentelemetry-kube-stack", "defaultCRConfig", "env")
+		},
+		// 08: M2R names the regional cluster in kof-child.
+		"08-m2r": func(t *testing.T, res *render.Result) {
+			wantValue(t, res, "kof-child", "regional-1", "fromManagement", "toRegionalCluster", "name")
+			wantValue(t, res, "kof-child", false, "fromManagement", "toManagementCluster", "enabled")
+		},
+		// 10: the management cluster's own collectors export to CloudWatch; the default exporters arrive as null.
+		"10-third-party-cloudwatch": func(t *testing.T, res *render.Result) {
+			checkKofCollectorsOnManagement(t, res)
+			exporters := dig(releaseValues(t, res, "kof-collectors", fluxNamespace), "opentelemetry-kube-stack", "defaultCRConfig", "config", "exporters").(map[string]any)
+			for _, name := range []string{"otlphttp/logs", "otlphttp/traces"} {
+				if v, ok := exporters[name]; !ok || v != nil {
+					t.Errorf("exporter %s must reach kof-collectors as null, got %v (present %v)", name, v, ok)
+				}
+			}
+		},
 		// 02: storage on the management cluster; kof-regional gets regionless.enabled, no mothership VMCluster.
 		"02-regionless": checkKofRegionless,
 		// 03: as 02, plus self-signed certificates and exporters skipping TLS verification.
