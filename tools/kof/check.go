@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"kof.dev/kof/chartlib/parity"
+	"kof.dev/kof/chartlib/values"
+)
+
+// newCheckCommand returns `kof check` with `values` and `names`.
+func newCheckCommand(s streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check values files and the charts' name helpers",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newCheckValuesCommand(s), newCheckNamesCommand(s))
+	return cmd
+}
+
+// newCheckValuesCommand returns `kof check values [-f FILE]...`.
+func newCheckValuesCommand(s streams) *cobra.Command {
+	var files []string
+	var chartsDir, chart string
+	cmd := &cobra.Command{
+		Use:   "values [-f FILE]...",
+		Short: "Report unknown keys (with suggestions) and wrong types in values files",
+		Long: "With -f, check the merged values files against --chart (default the kof umbrella, descending into " +
+			"each <component>.values) and print every unknown key with a did-you-mean suggestion and every wrong " +
+			"type, one per line with its full path. Without -f, check that every default under " +
+			"<component>.values of the umbrella exists in that component chart with a compatible type.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var findings []values.Finding
+			var err error
+			if len(files) == 0 {
+				findings, err = values.Consistency(chartsDir, chart, values.PassThroughAllowList())
+			} else {
+				findings, err = values.NewChecker(chartsDir).CheckFiles(chart, files)
+			}
+			if err != nil {
+				return failed(err)
+			}
+			for _, f := range findings {
+				fmt.Fprintln(s.out, f)
+			}
+			if len(findings) > 0 {
+				return findingsError{len(findings)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVarP(&files, "values", "f", nil, "values file to check (repeatable; merged like helm -f)")
+	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories")
+	cmd.Flags().StringVar(&chart, "chart", "kof", "chart the values are for")
+	return cmd
+}
+
+// newCheckNamesCommand returns `kof check names`.
+func newCheckNamesCommand(s streams) *cobra.Command {
+	var chartsDir string
+	cmd := &cobra.Command{
+		Use:   "names",
+		Short: "Compare the charts' name helpers with operator/names for a table of inputs",
+		Long: "Render every kof.names.* helper defined by a chart under --charts through the Helm engine for " +
+			"short, long (253 characters), dotted, upper-case, unicode and cut-edge cluster names, and compare each " +
+			"output with the Go function of operator/names. Charts without the helpers are skipped; no chart " +
+			"defining any is an error.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := parity.Check(cmd.Context(), chartsDir, parity.DefaultHelpers(), parity.DefaultCases())
+			if err != nil {
+				return failed(err)
+			}
+			for _, m := range rep.Mismatches {
+				fmt.Fprintln(s.out, m)
+			}
+			var checked []string
+			for chart, helpers := range rep.Checked {
+				checked = append(checked, fmt.Sprintf("%s (%s)", filepath.Join(chartsDir, chart),
+					strings.Join(helpers, ", ")))
+			}
+			fmt.Fprintf(s.err, "kof check names: %d comparisons, %d mismatches; charts: %s\n", rep.Comparisons,
+				len(rep.Mismatches), strings.Join(sorted(checked), "; "))
+			if len(rep.Mismatches) > 0 {
+				return findingsError{len(rep.Mismatches)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories")
+	return cmd
+}
+
+// sorted returns s sorted ascending (insertion sort; lists here are short).
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

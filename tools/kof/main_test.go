@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// kof runs the CLI and returns its exit code, stdout and stderr.
+func kof(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, streams{out: &out, err: &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestCheckValuesScenarioTypo(t *testing.T) {
+	code, out, _ := kof(t, "check", "values", "--charts", "../../charts",
+		"-f", "../../chartlib/values/testdata/14-values-typo.yaml")
+	if code != exitFindings {
+		t.Errorf("exit code %d, want %d", code, exitFindings)
+	}
+	want := "kof-child.values.fromManagement.toManagmentCluster: unknown key; did you mean toManagementCluster?\n"
+	if out != want {
+		t.Errorf("stdout = %q, want %q", out, want)
+	}
+}
+
+func TestCheckValuesClean(t *testing.T) {
+	if code, out, errOut := kof(t, "check", "values", "--charts", "../../charts"); code != exitClean {
+		t.Errorf("umbrella consistency: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := kof(t, "check", "values", "--charts", "../../charts", "-f", "../../charts/kof/values.yaml"); code != exitClean {
+		t.Errorf("umbrella defaults as user values: exit %d\n%s", code, out)
+	}
+}
+
+func TestCheckNames(t *testing.T) {
+	code, out, errOut := kof(t, "check", "names", "--charts", "../../chartlib/parity/testdata")
+	if code != exitFindings {
+		t.Errorf("exit code %d, want %d (testdata holds a wrong helper)", code, exitFindings)
+	}
+	if !strings.Contains(out, "bad: kof.names.childVMUserBase") || strings.Contains(out, "good:") {
+		t.Errorf("stdout lacks the bad chart's mismatches or blames the good one:\n%s", out)
+	}
+	if !strings.Contains(errOut, "mismatches; charts: ") {
+		t.Errorf("stderr summary missing: %q", errOut)
+	}
+	if code, _, errOut := kof(t, "check", "names", "--charts", t.TempDir()); code != exitFindings ||
+		!strings.Contains(errOut, "no chart") {
+		t.Errorf("no charts: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestRenderChart(t *testing.T) {
+	fixtures := filepath.Join(t.TempDir(), "fixtures.yaml")
+	secret := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: kof\ndata:\n  username: YWRtaW4=\n"
+	if err := os.WriteFile(fixtures, []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := kof(t, "render", "chart", "../../chartlib/render/testdata/basic", "-n", "kof",
+		"--release", "r", "--set", "replicas=3", "--lookup", fixtures, "--validate")
+	if code != exitClean {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"# Source: basic/templates/configmap.yaml", "name: r-config", "replicas: 3",
+		"username: admin"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, _, errOut = kof(t, "render", "chart", "../../chartlib/render/testdata/strict", "--strict")
+	if code != exitFindings || !strings.Contains(errOut, "strict/templates/configmap.yaml:7") {
+		t.Errorf("strict: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"bogus"},
+		{"render", "chart"},
+		{"render", "chart", "a", "b"},
+		{"check", "values", "--nope"},
+	} {
+		if code, _, _ := kof(t, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func TestSchemaGenerateVerify(t *testing.T) {
+	charts := t.TempDir()
+	dir := filepath.Join(charts, "demo")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: demo\nversion: 0.1.0\n", "values.yaml": "# -- Port.\nport: 80\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	schemas := filepath.Join(t.TempDir(), "schemas")
+	flags := []string{"--charts", charts, "--schemas", schemas}
+	if code, out, _ := kof(t, append([]string{"schema", "verify"}, flags...)...); code != exitFindings ||
+		strings.Count(out, "\n") != 3 {
+		t.Errorf("verify before generate: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := kof(t, append([]string{"schema", "generate"}, flags...)...); code != exitClean {
+		t.Errorf("generate: exit %d %s", code, errOut)
+	}
+	if code, out, _ := kof(t, append([]string{"schema", "verify"}, flags...)...); code != exitClean {
+		t.Errorf("verify after generate: exit %d\n%s", code, out)
+	}
+}
