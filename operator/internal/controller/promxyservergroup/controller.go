@@ -61,6 +61,13 @@ type Reconciler struct {
 	reloaded map[types.NamespacedName]string
 }
 
+// RBAC of this controller (collected by controller-gen into operator/config/rbac).
+// +kubebuilder:rbac:groups=kof.k0rdent.mirantis.com,resources=promxyservergroups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kof.k0rdent.mirantis.com,resources=promxyservergroups/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers the controller with mgr: PromxyServerGroup events and events of the Secrets they
 // reference (or that they name as config Secret) enqueue the config Secret's key. It returns the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {

@@ -61,6 +61,11 @@ type Reconciler struct {
 	reported map[string]bool // problems already announced by an event
 }
 
+// RBAC of this controller (collected by controller-gen into operator/config/rbac).
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=prometheusrules,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers the controller with mgr. Every input or output event enqueues the one key
 // (Namespace/RulesConfigMap): the merge always works on the whole rule set. It returns the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {

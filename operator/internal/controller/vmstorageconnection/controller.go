@@ -52,6 +52,14 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 }
 
+// RBAC of this controller (collected by controller-gen into operator/config/rbac).
+// +kubebuilder:rbac:groups=kof.k0rdent.mirantis.com,resources=vmstorageconnections,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=kof.k0rdent.mirantis.com,resources=vmstorageconnections/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=kof.k0rdent.mirantis.com,resources=vmstorageconnections/finalizers,verbs=update
+// +kubebuilder:rbac:groups=operator.victoriametrics.com,resources=vlclusters;vtclusters,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
 // SetupWithManager registers the controller with mgr: VMStorageConnections, and the VLClusters, VTClusters and
 // Secrets they reference (mapped back to every connection that references them). It returns the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
