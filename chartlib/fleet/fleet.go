@@ -114,6 +114,8 @@ type Service struct {
 	Name, Namespace, Template string
 	// Chart, Version and Repository identify the chart.
 	Chart, Version, Repository string
+	// DependsOn are the `namespace/name` of the releases this one waits for (MCS service or HelmRelease dependsOn).
+	DependsOn []string
 	// Local is true when Chart is a KOF chart rendered from ChartsDir; Objects are then its objects.
 	Local   bool
 	Objects *manifest.Set

@@ -130,7 +130,7 @@ func (p *layer2) managementCluster(m *management) *Cluster {
 		c.Services = append(c.Services, &Service{
 			Via: "HelmRelease " + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace,
 			Chart: r.Chart, Version: r.Version, Repository: r.Repository, Local: r.Local, Objects: r.Objects,
-			Values: r.Values,
+			Values: r.Values, DependsOn: r.DependsOn,
 		})
 	}
 	if p.opts.ManagementObjects == nil && len(p.ops) > 0 {
@@ -213,6 +213,13 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 		ns = defaultServiceNamespace
 	}
 	s := &Service{Via: "MultiClusterService " + mcs.name, Name: svc.Name, Namespace: ns, Template: svc.Template}
+	for _, d := range svc.DependsOn {
+		dns := d.Namespace
+		if dns == "" {
+			dns = defaultServiceNamespace
+		}
+		s.DependsOn = append(s.DependsOn, dns+"/"+d.Name)
+	}
 	if s.Err = p.chartOf(s); s.Err != nil {
 		return s
 	}

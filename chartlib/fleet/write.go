@@ -27,14 +27,15 @@ const (
 
 // chartRef is the content of ChartFile.
 type chartRef struct {
-	Via        string `json:"via"`
-	Template   string `json:"template,omitempty"`
-	Repository string `json:"repository,omitempty"`
-	Chart      string `json:"chart"`
-	Version    string `json:"version,omitempty"`
-	Release    string `json:"release"`
-	Namespace  string `json:"namespace"`
-	Rendered   bool   `json:"rendered"`
+	Via        string   `json:"via"`
+	Template   string   `json:"template,omitempty"`
+	Repository string   `json:"repository,omitempty"`
+	Chart      string   `json:"chart"`
+	Version    string   `json:"version,omitempty"`
+	Release    string   `json:"release"`
+	Namespace  string   `json:"namespace"`
+	DependsOn  []string `json:"dependsOn,omitempty"`
+	Rendered   bool     `json:"rendered"`
 }
 
 // Write stores f under dir: for each cluster and service `<dir>/<cluster>/<service>/` with ManifestFile (local
@@ -82,7 +83,7 @@ func writeService(dir string, s *Service) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	ref, err := yaml.Marshal(chartRef{Via: s.Via, Template: s.Template, Repository: s.Repository, Chart: s.Chart,
-		Version: s.Version, Release: s.Name, Namespace: s.Namespace, Rendered: s.Objects != nil})
+		Version: s.Version, Release: s.Name, Namespace: s.Namespace, DependsOn: s.DependsOn, Rendered: s.Objects != nil})
 	if err != nil {
 		return fmt.Errorf("marshal chart reference of %s: %w", s.Name, err)
 	}

@@ -1,0 +1,150 @@
+package scenarios
+
+import (
+	"encoding/base64"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/operator/names"
+)
+
+// kcmNamespace holds the scenarios' ClusterDeployments and the operator's per-cluster objects.
+const kcmNamespace = "kcm-system"
+
+// writePaths are the VMAuth write paths per signal key of the kof-collectors values (CONTRACT.md, "Endpoints").
+var writePaths = map[string]string{
+	"metrics":   "/vm/insert/0/prometheus/api/v1/write",
+	"logs":      "/vli/insert/opentelemetry/v1/logs",
+	"auditLogs": "/vlai/insert/opentelemetry/v1/logs",
+	"traces":    "/vti/insert/opentelemetry/v1/traces",
+}
+
+// exporterOf maps a signal key of the kof-collectors values to its OpenTelemetry exporter.
+var exporterOf = map[string]string{
+	"metrics":   "prometheusremotewrite",
+	"logs":      "otlphttp/logs",
+	"auditLogs": "otlphttp/auditlogs",
+	"traces":    "otlphttp/traces",
+}
+
+// wantWritesTo checks that the kof-collectors of cluster write every signal to base + its path, both in the
+// instantiated values and in the rendered collectors' exporters.
+func wantWritesTo(t *testing.T, f *fleet.Fleet, clusterName, base string) {
+	t.Helper()
+	s := service(t, f, clusterName, "kof-collectors")
+	for signal, path := range writePaths {
+		wantValue(t, clusterName+" kof-collectors values", s.Values, base+path, "kof", signal, "endpoint")
+	}
+	wantExporters(t, s, clusterName, func(signal string) string { return base + writePaths[signal] })
+}
+
+// wantExporters checks the endpoint of every signal's exporter in every OpenTelemetryCollector of s that has it.
+func wantExporters(t *testing.T, s *fleet.Service, clusterName string, want func(signal string) string) {
+	t.Helper()
+	cols := collectors(t, s)
+	for signal, exp := range exporterOf {
+		found := 0
+		for _, c := range cols {
+			got, ok, _ := unstructured.NestedString(c.Object, "spec", "config", "exporters", exp, "endpoint")
+			if !ok {
+				continue
+			}
+			found++
+			if w := want(signal); got != w {
+				t.Errorf("%s: collector %s exporter %s endpoint = %s, want %s", clusterName, c.GetName(), exp, got, w)
+			}
+		}
+		if found == 0 {
+			t.Errorf("%s: no OpenTelemetryCollector has exporter %s", clusterName, exp)
+		}
+	}
+}
+
+// collectors returns the OpenTelemetryCollectors s renders, failing the test when there are none.
+func collectors(t *testing.T, s *fleet.Service) []*unstructured.Unstructured {
+	t.Helper()
+	if s.Objects == nil {
+		t.Fatalf("service %s rendered no objects (error: %v)", s.Name, s.Err)
+	}
+	cols := s.Objects.OfKind("OpenTelemetryCollector")
+	if len(cols) == 0 {
+		t.Fatalf("service %s renders no OpenTelemetryCollector", s.Name)
+	}
+	return cols
+}
+
+// operatorObject returns an object the operator writes, computed offline, failing the test when absent.
+func operatorObject(t *testing.T, f *fleet.Fleet, kind, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range f.Operator {
+		if o.GetKind() == kind && o.GetNamespace() == ns && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("the operator writes no %s %s/%s", kind, ns, name)
+	return nil
+}
+
+// wantChildCredentials checks that a child's collectors authenticate with the VMUser Secret the operator makes for
+// it (names.ChildVMUserBase: the hashed name of CONTRACT.md, not the Adler-32 of earlier releases), and that the
+// Secret exists with that username.
+func wantChildCredentials(t *testing.T, f *fleet.Fleet, child string) {
+	t.Helper()
+	base := names.ChildVMUserBase(kcmNamespace, child)
+	secret := names.VMUserSecret(base)
+	if legacy := names.VMUserSecret(names.LegacyChildVMUserBase(kcmNamespace, child)); legacy == secret {
+		t.Fatalf("hashed and legacy credential names coincide: %s", secret)
+	}
+	s := service(t, f, child, "kof-collectors")
+	wantValue(t, child+" credentials", s.Values, secret, "kof", "credentials", "secretName")
+	env := value(t, s.Values, "opentelemetry-kube-stack", "defaultCRConfig", "env").([]any)
+	found := false
+	for _, e := range env {
+		m := e.(map[string]any)
+		if m["name"] == "KOF_VM_USER" {
+			found = true
+			wantValue(t, child+" KOF_VM_USER", m, secret, "valueFrom", "secretKeyRef", "name")
+		}
+	}
+	if !found {
+		t.Errorf("%s: collectors have no KOF_VM_USER env", child)
+	}
+	obj := operatorObject(t, f, "Secret", kcmNamespace, secret)
+	user, _ := base64.StdEncoding.DecodeString(value(t, obj.Object, "data", "username").(string))
+	if string(user) != base {
+		t.Errorf("Secret %s username = %q, want %q", secret, user, base)
+	}
+}
+
+// wantBoundTo checks the regional cluster the operator binds child to (its child ConfigMap).
+func wantBoundTo(t *testing.T, f *fleet.Fleet, child, regional string) {
+	t.Helper()
+	cm := operatorObject(t, f, "ConfigMap", kcmNamespace, names.ChildConfigMap(child))
+	wantValue(t, child+" ConfigMap", cm.Object, regional, "data", "regional_cluster_name")
+}
+
+// noThirdPartyIngress checks that no cluster receives cert-manager, Envoy Gateway or ingress-nginx.
+func noThirdPartyIngress(t *testing.T, f *fleet.Fleet) {
+	t.Helper()
+	for _, c := range f.Clusters {
+		for _, s := range mcsServices(c) {
+			switch s.Name {
+			case "cert-manager", "envoy-gateway", "ingress-nginx":
+				t.Errorf("cluster %s receives %s (%s) in Istio mode", c.Name, s.Name, s.Via)
+			}
+		}
+	}
+}
+
+// envValue returns the value of the env var name in list, and whether it is set.
+func envValue(list []any, name string) (map[string]any, bool) {
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		if m["name"] == name {
+			return m, true
+		}
+	}
+	return nil, false
+}
