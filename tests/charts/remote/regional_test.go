@@ -107,6 +107,11 @@ func TestRegionalStandardCluster(t *testing.T) {
 	if got := field(t, route.Object, "spec", "hostnames"); !cmp.Equal(got, []any{"vmauth.regional-1.kof.example.com"}) {
 		t.Errorf("HTTPRoute hostnames = %v", got)
 	}
+	gw := mustGet(t, storage.objects, "Gateway", "kof", "storage-gateway")
+	class := mustGet(t, storage.objects, "GatewayClass", "", str(t, gw.Object, "spec", "gatewayClassName"))
+	if got := str(t, class.Object, "spec", "controllerName"); got != "gateway.envoyproxy.io/gatewayclass-controller" {
+		t.Errorf("GatewayClass controller = %q", got)
+	}
 	if rule := mustGet(t, storage.objects, "VMRule", namespace, "kof-record-kube-apiserver-rules"); rule == nil {
 		t.Error("vmrules from the valuesFrom ConfigMap were not rendered")
 	}
