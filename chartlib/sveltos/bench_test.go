@@ -2,10 +2,10 @@ package sveltos
 
 import (
 	"fmt"
+	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"testing"
 )
 
 // collectorsValues is shaped like a child cluster's collectors service values: annotation overrides read with

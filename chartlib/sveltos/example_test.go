@@ -2,8 +2,8 @@ package sveltos_test
 
 import (
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/sveltos"

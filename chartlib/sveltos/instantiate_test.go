@@ -3,11 +3,13 @@ package sveltos
 import (
 	"encoding/json"
 	"errors"
-	corev1 "k8s.io/api/core/v1"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // mustInstantiate runs Instantiate and fails the test on error.
@@ -510,5 +512,28 @@ func TestPassTwoErrorQuotesThePassOneOutput(t *testing.T) {
 	}
 	if res := mustInstantiate(t, input(t, values, SinglePass)); res.Values["b"] != "{{ .Cluster.nope }}" {
 		t.Errorf("single-pass b = %v", res.Values["b"])
+	}
+}
+
+func TestConcurrentInstantiateSharesNothing(t *testing.T) {
+	// Run with -race: every call mutates its own copy of the referenced object.
+	in := input(t, `{{- $_ := setField "ChildConfig" "data.regional_cluster_name" "changed" }}`+"\nname: {{ getField \"ChildConfig\" \"data.regional_cluster_name\" }}\n", DoublePass)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			res, err := Instantiate(in)
+			if err == nil && res.Values["name"] != "changed" {
+				err = fmt.Errorf("name = %v", res.Values["name"])
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got, _, _ := unstructured.NestedString(in.Objects[0].Object, "data", "regional_cluster_name"); got != "regional-1" {
+		t.Errorf("input object changed to %q", got)
 	}
 }
