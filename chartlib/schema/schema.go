@@ -22,6 +22,11 @@
 //	# @schema items: {type: string, enum: [a, b]}, uniqueItems: true
 //	# @schema passthrough
 //
+// A marker that does not close on its line continues on the next `# @schema` line:
+//
+//	# @schema additionalProperties: {type: object, required: [chart],
+//	# @schema   properties: {chart: {type: string, minLength: 1}}}
+//
 // Every keyword is copied into the key's schema as given, replacing a generated keyword of the same name (several
 // marker lines merge, later ones win). Two keywords are special:
 //   - `passthrough` (no value): a third-party shape (a VMCluster spec, another chart's values): this map and every
@@ -117,7 +122,7 @@ func nodeSchema(n *yaml.Node, path, comment string, open bool) (*ordered, error)
 	switch n.Kind {
 	case yaml.MappingNode:
 		s.set("type", "object")
-		_, entrySchema := markers.vals["additionalProperties"].(map[string]any)
+		_, entrySchema := markers.vals["additionalProperties"].(*ordered)
 		open = open || passthrough
 		if !entrySchema && len(n.Content) > 0 {
 			props, err := properties(n, path, open)
@@ -244,26 +249,69 @@ func description(comment string) string {
 	return d
 }
 
-// parseMarkers collects the `@schema` lines of comment into one ordered map (later lines win).
+// parseMarkers collects the `@schema` lines of comment into one ordered map (later lines win). A line that is not
+// a complete flow mapping continues on the next `@schema` line (joined with a space), so long schemas can wrap.
 func parseMarkers(comment, path string) (*ordered, error) {
 	out := &ordered{}
+	pending, firstLine := "", ""
+	var lastErr error
 	for _, line := range commentBlock(comment) {
 		text, ok := strings.CutPrefix(strings.TrimSpace(line), "@schema")
 		if !ok || (text != "" && text[0] != ' ') {
 			continue
 		}
+		if pending == "" {
+			firstLine = line
+		}
+		pending = strings.TrimSpace(pending + " " + strings.TrimSpace(text))
 		var m yaml.Node
-		if err := yaml.Unmarshal([]byte("{"+strings.TrimSpace(text)+"}"), &m); err != nil {
-			return nil, fmt.Errorf("%s: marker %q is not a YAML flow mapping: %w", orRoot(path), line, err)
+		if err := yaml.Unmarshal([]byte("{"+pending+"}"), &m); err != nil {
+			lastErr = err
+			continue
 		}
 		pairs := m.Content[0].Content
 		for i := 0; i+1 < len(pairs); i += 2 {
-			var v any
-			if err := pairs[i+1].Decode(&v); err != nil {
-				return nil, fmt.Errorf("%s: marker %q: %w", orRoot(path), line, err)
+			v, err := nodeValue(pairs[i+1])
+			if err != nil {
+				return nil, fmt.Errorf("%s: marker %q: %w", orRoot(path), firstLine, err)
 			}
 			out.set(pairs[i].Value, v)
 		}
+		pending = ""
+	}
+	if pending != "" {
+		return nil, fmt.Errorf("%s: marker %q is not a YAML flow mapping: %w", orRoot(path), firstLine, lastErr)
 	}
 	return out, nil
+}
+
+// nodeValue decodes a marker value, keeping the written key order of its maps.
+func nodeValue(n *yaml.Node) (any, error) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := &ordered{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			v, err := nodeValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			m.set(n.Content[i].Value, v)
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		list := []any{}
+		for _, item := range n.Content {
+			v, err := nodeValue(item)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		return list, nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
 }
