@@ -1,0 +1,231 @@
+package regional
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/discovery"
+	"kof.dev/kof/operator/internal/apply"
+	"kof.dev/kof/operator/names"
+)
+
+func psgOf(ns, cluster string) *kofv1.PromxyServerGroup {
+	return &kofv1.PromxyServerGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.PromxyServerGroup(ns, cluster)}}
+}
+
+func connOf(kind names.StorageKind, ns, cluster string) *kofv1.VMStorageConnection {
+	return &kofv1.VMStorageConnection{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.StorageConnection(kind, ns, cluster)}}
+}
+
+func TestRegionless(t *testing.T) {
+	psg := psgOf("kcm-system", "mothership")
+	eventually(t, func() error { return get(psg) })
+	want := kofv1.PromxyServerGroupSpec{
+		ClusterName: "mothership", Targets: []string{"vmauth-cluster:8427"}, PathPrefix: "/vm/select/0/prometheus",
+		Scheme: "http",
+		HTTPClient: kofv1.HTTPClientConfig{BasicAuth: kofv1.BasicAuth{
+			CredentialsSecretName: names.VMUserSecret(names.AdminVMUserBase("kcm-system", "mothership")),
+			UsernameKey:           "username", PasswordKey: "password",
+		}},
+	}
+	if diff := cmp.Diff(want, psg.Spec); diff != "" {
+		t.Errorf("regionless PromxyServerGroup (-want +got):\n%s", diff)
+	}
+	if psg.Labels[kofv1.SecretNameLabel] != "kof-mothership-promxy-config" {
+		t.Errorf("secret-name label = %q", psg.Labels[kofv1.SecretNameLabel])
+	}
+	for kind, w := range map[names.StorageKind]struct{ addr, ck, cn string }{
+		names.StorageTraces:    {"http://vmauth-cluster:8427/vts", "VTCluster", "kof-traces"},
+		names.StorageLogs:      {"http://vmauth-cluster:8427/vls", "VLCluster", "kof-logs"},
+		names.StorageAuditLogs: {"http://vmauth-cluster:8427/vlas", "VLCluster", "kof-logs-audit"},
+	} {
+		c := connOf(kind, "kcm-system", "mothership")
+		eventually(t, func() error { return get(c) })
+		s := c.Spec
+		if s.TargetStorageNode.Address != w.addr || s.ClusterRef.Kind != w.ck || s.ClusterRef.Name != w.cn || s.ClusterRef.Namespace != "kof" {
+			t.Errorf("%s connection = %+v, want %+v", kind, s, w)
+		}
+		if s.TargetStorageNode.TLSConfig == nil || s.TargetStorageNode.TLSConfig.Enabled {
+			t.Errorf("%s connection TLS = %+v, want disabled for http", kind, s.TargetStorageNode.TLSConfig)
+		}
+		if c.Labels[kofv1.StorageClusterKindLabel] != w.ck || c.Labels[kofv1.StorageClusterNameLabel] != w.cn {
+			t.Errorf("%s connection labels = %v", kind, c.Labels)
+		}
+	}
+	// No propagation in regionless mode: the admin VMUser serves the management cluster's VMAuth.
+	base := names.AdminVMUserBase("kcm-system", "mothership")
+	if err := gone(&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}}); err != nil {
+		t.Error(err)
+	}
+	// Deleted → cleaned up and recreated by the runnable.
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kcm-system", Name: "kof-mothership"}}
+	if err := get(cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels[kofv1.RegionlessLabel] != "true" || cm.Data[discovery.KeyWriteMetrics] != "https://vmauth.mothership.kof.example.com/vm/insert/0/prometheus/api/v1/write" {
+		t.Errorf("regionless configmap = %v %v", cm.Labels, cm.Data)
+	}
+	uid := cm.UID
+	if err := env.Client.Delete(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		fresh := &corev1.ConfigMap{ObjectMeta: cm.ObjectMeta}
+		if err := get(fresh); err != nil {
+			return err
+		}
+		if fresh.UID == uid || !fresh.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("regionless configmap not recreated yet")
+		}
+		return nil
+	})
+}
+
+// regionalCM returns a regional ConfigMap as the ClusterDeployment controller writes it.
+func regionalCM(t *testing.T, ns, cluster string, lbls, ann map[string]string) *corev1.ConfigMap {
+	t.Helper()
+	c := discovery.Cluster{Name: cluster, Namespace: ns, Role: "regional", Labels: lbls, Annotations: ann}
+	data, err := discovery.RegionalData(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.RegionalConfigMap(cluster), Labels: map[string]string{
+			kofv1.ClusterRoleLabel: "regional", kofv1.GeneratedLabel: "true", kofv1.ManagedByLabel: kofv1.ManagedBy}},
+		Data: data,
+	}
+}
+
+func TestAdminBundleLifecycle(t *testing.T) {
+	ctx := context.Background()
+	cm := regionalCM(t, "ns1", "r1", nil, map[string]string{kofv1.RegionalDomainAnnotation: "r1.example.com"})
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	base := names.AdminVMUserBase("ns1", "r1")
+	if base != "admin-r1-"+names.Hash("kof-r1/ns1") {
+		t.Fatalf("admin base = %s", base)
+	}
+	user := &vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "kof-vmuser-" + base}}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "kof-vmuser-creds-" + base}}
+	mcs := &kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}}
+	psg := psgOf("ns1", "r1")
+	for _, o := range []client.Object{user, sec, mcs, psg} {
+		eventually(t, func() error { return get(o) })
+	}
+	for _, r := range user.Spec.TargetRefs {
+		if len(r.QueryArgs) != 0 {
+			t.Errorf("admin route %v has tenant filters %v", r.Paths, r.QueryArgs)
+		}
+	}
+	if len(user.Spec.TargetRefs) != 8 {
+		t.Errorf("admin VMUser has %d routes, want 8", len(user.Spec.TargetRefs))
+	}
+	if psg.Spec.Scheme != "https" || psg.Spec.Targets[0] != "vmauth.r1.example.com" || psg.Spec.PathPrefix != "/vm/select/0/prometheus" {
+		t.Errorf("PromxyServerGroup spec = %+v", psg.Spec)
+	}
+	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: names.VMRulesConfigMap("r1")}}
+	eventually(t, func() error { return get(rules) })
+
+	// A resync writes nothing.
+	objs := []client.Object{user, sec, mcs, psg, rules, connOf(names.StorageLogs, "ns1", "r1"), cm}
+	before := versions(t, objs)
+	if _, err := rec.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns1", Name: "kof-r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(before, versions(t, objs)); diff != "" {
+		t.Errorf("resync changed resourceVersions (-before +after):\n%s", diff)
+	}
+
+	if err := env.Client.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []client.Object{user, sec, mcs, psg, connOf(names.StorageTraces, "ns1", "r1"), cm} {
+		eventually(t, func() error { return gone(o) })
+	}
+}
+
+func versions(t *testing.T, objs []client.Object) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, o := range objs {
+		if err := get(o); err != nil {
+			t.Fatal(err)
+		}
+		out[fmt.Sprintf("%T %s", o, o.GetName())] = o.GetResourceVersion()
+	}
+	return out
+}
+
+func TestIstioRegional(t *testing.T) {
+	cm := regionalCM(t, "ns2", "r-istio", map[string]string{kofv1.IstioRoleLabel: "member"}, nil)
+	if err := env.Client.Create(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	psg := psgOf("ns2", "r-istio")
+	eventually(t, func() error { return get(psg) })
+	if psg.Spec.Scheme != "http" || psg.Spec.Targets[0] != "r-istio-vmauth:8427" || psg.Spec.PathPrefix != "/vm/select/0/prometheus" {
+		t.Errorf("Istio PromxyServerGroup spec = %+v", psg.Spec)
+	}
+	c := connOf(names.StorageTraces, "ns2", "r-istio")
+	eventually(t, func() error { return get(c) })
+	if c.Spec.TargetStorageNode.Address != "http://r-istio-vmauth:8427/vts" {
+		t.Errorf("Istio traces connection address = %q", c.Spec.TargetStorageNode.Address)
+	}
+}
+
+func TestChildrenRefresh(t *testing.T) {
+	ctx := context.Background()
+	cm := regionalCM(t, "ns2", "r-refresh", nil, map[string]string{kofv1.RegionalDomainAnnotation: "old.example.com"})
+	child := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: names.ChildConfigMap("c-refresh"), Labels: map[string]string{
+			kofv1.RegionalClusterNameLabel: "r-refresh", kofv1.RegionalClusterNamespaceLabel: "ns2",
+			kofv1.ManagedByLabel: kofv1.ManagedBy, kofv1.GeneratedLabel: "true"}},
+		Data: map[string]string{"stale": "yes"},
+	}
+	child.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+	// Written as the ClusterDeployment controller writes it: server-side apply with the operator's field manager.
+	if _, err := (apply.Applier{Reader: env.Client, Writer: env.Client}).Apply(ctx, child); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := get(child); err != nil {
+			return err
+		}
+		if child.Data[discovery.KeyReadLogs] != "https://vmauth.old.example.com/vls" {
+			return fmt.Errorf("child data not refreshed: %v", child.Data)
+		}
+		return nil
+	})
+	updated := regionalCM(t, "ns2", "r-refresh", nil, map[string]string{kofv1.RegionalDomainAnnotation: "new.example.com"})
+	if err := get(cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data = updated.Data
+	if err := env.Client.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error {
+		if err := get(child); err != nil {
+			return err
+		}
+		if diff := cmp.Diff(cm.Data, child.Data); diff != "" {
+			return fmt.Errorf("child data (-regional +child):\n%s", diff)
+		}
+		return nil
+	})
+}
