@@ -67,6 +67,7 @@ func workloads(res *render.Result) []workload {
 	parts := map[string][][]string{
 		"VMCluster":              {{"spec", "vmstorage"}, {"spec", "vmselect"}, {"spec", "vminsert"}},
 		"VMAuth":                 {{"spec"}},
+		"VMAlert":                {{"spec"}},
 		"VLCluster":              {{"spec", "vlinsert"}, {"spec", "vlselect"}, {"spec", "vlstorage"}},
 		"VTCluster":              {{"spec", "insert"}, {"spec", "select"}, {"spec", "storage"}},
 		"OpenTelemetryCollector": {{"spec"}},

@@ -32,6 +32,13 @@ func TestStorageDefaults(t *testing.T) {
 	res := renderChart(t, renderSpec{chart: "kof-storage"})
 	mustGet(t, res, "VMCluster", namespace, "cluster")
 	mustGet(t, res, "VMAuth", namespace, "cluster")
+	alert := mustGet(t, res, "VMAlert", namespace, "cluster")
+	if got := str(t, alert.Object, "spec", "remoteWrite", "url"); got != "http://vminsert-cluster:8480/insert/0/prometheus" {
+		t.Errorf("VMAlert remote write = %q", got)
+	}
+	if got := str(t, alert.Object, "spec", "ruleSelector", "matchLabels", "app.kubernetes.io/instance"); got != "kof-storage" {
+		t.Errorf("VMAlert rule selector = %q, want this release's VMRules", got)
+	}
 	mustGet(t, res, "VLCluster", namespace, "logs")
 	mustGet(t, res, "VLCluster", namespace, "audit-logs")
 	mustGet(t, res, "VTCluster", namespace, "traces")
@@ -104,7 +111,7 @@ func TestStorageIngressSelfSigned(t *testing.T) {
 // VMStorageConnection per signal pointing the management cluster's multilevel clusters at the local storage.
 func TestStorageM2M(t *testing.T) {
 	res := storageCase(t, "03-m2m-values.yaml")
-	absent(t, res, "VMCluster", "VMAuth", "VMUser", "VMRule", "Secret", "ClusterIssuer", "HTTPRoute", "Gateway")
+	absent(t, res, "VMCluster", "VMAuth", "VMAlert", "VMUser", "VMRule", "Secret", "ClusterIssuer", "HTTPRoute", "Gateway")
 	psg := mustGet(t, res, "PromxyServerGroup", namespace, "promxy-server-group-mothership")
 	if got := field(t, psg.Object, "spec", "targets"); !cmp.Equal(got, []any{"vmselect-cluster.kof.svc:8481"}) {
 		t.Errorf("PromxyServerGroup targets = %v", got)
