@@ -21,6 +21,7 @@ func newRenderCommand(s streams) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newRenderChartCommand(s))
+	addRenderFleet(cmd, s)
 	return cmd
 }
 

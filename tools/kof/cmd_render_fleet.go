@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/chartlib/validate"
+)
+
+// renderFleetFlags are the flags of `kof render` (the fleet render).
+type renderFleetFlags struct {
+	values, clusters, management []string
+	namespaceObject, out, mode   string
+	charts, namespace, release   string
+	workers                      int
+}
+
+// addRenderFleet makes the `kof render` command itself render the whole fleet:
+//
+//	kof render --values FILE... --clusters FILE... [--namespace-object FILE] [--out DIR] [--mode double-pass|single-pass]
+//
+// Without --values and --clusters it prints its help, as before. Exit code 1 when the render fails or any cluster
+// has an error (the summary lists them).
+func addRenderFleet(cmd *cobra.Command, s streams) {
+	var f renderFleetFlags
+	cmd.Long = "Without a subcommand, render what every cluster of a KOF fleet receives: the umbrella chart with the " +
+		"--values files (layer 1), each KOF component it installs on the management cluster, the KOF operator's " +
+		"per-cluster ConfigMaps and credential Secrets (computed offline, or read from --management-objects), and " +
+		"every MultiClusterService service instantiated for every matching ClusterDeployment of the --clusters files " +
+		"(layer 2, Sveltos' evaluation), rendered when it is a KOF chart. Writes <out>/<cluster>/<service>/" +
+		"manifest.yaml and values.yaml (with --out), validates every object and prints a summary table."
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if len(f.values) == 0 && len(f.clusters) == 0 {
+			return cmd.Help()
+		}
+		return renderFleet(cmd, s, f)
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.values, "values", "f", nil, "umbrella values file (repeatable; later files win)")
+	fl.StringArrayVar(&f.clusters, "clusters", nil, "YAML file of ClusterDeployments, ClusterTemplates and other "+
+		"management-cluster objects (repeatable)")
+	fl.StringVar(&f.namespaceObject, "namespace-object", "", "YAML file of the kof Namespace as on the management cluster")
+	fl.StringArrayVar(&f.management, "management-objects", nil, "YAML file of the operator-made objects read from a "+
+		"live management cluster; replaces the offline computation (repeatable)")
+	fl.StringVar(&f.out, "out", "", "directory to write <cluster>/<service>/ files into (none: summary only)")
+	fl.StringVar(&f.mode, "mode", string(sveltos.DoublePass), "layer-2 evaluation: double-pass (Sveltos <= 1.15) or single-pass")
+	fl.StringVar(&f.charts, "charts", "charts", "directory holding the KOF charts")
+	fl.StringVarP(&f.namespace, "namespace", "n", fleet.DefaultNamespace, "umbrella release namespace")
+	fl.StringVar(&f.release, "release", fleet.DefaultReleaseName, "umbrella release name")
+	fl.IntVar(&f.workers, "workers", 0, "clusters rendered at once (0: one per CPU)")
+}
+
+// renderFleet runs the fleet render with f and prints the summary.
+func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
+	mode, err := sveltos.ParseMode(f.mode)
+	if err != nil {
+		return fmt.Errorf("--mode: %w", err)
+	}
+	clusters, err := readObjects(f.clusters)
+	if err != nil {
+		return failed(err)
+	}
+	opts := fleet.Options{
+		ChartsDir: f.charts, ValuesFiles: f.values, Clusters: clusters, Mode: mode,
+		ReleaseName: f.release, Namespace: f.namespace, Workers: f.workers,
+	}
+	if f.namespaceObject != "" {
+		objs, err := readObjects([]string{f.namespaceObject})
+		if err != nil {
+			return failed(err)
+		}
+		if len(objs) != 1 || objs[0].GetKind() != "Namespace" {
+			return failed(fmt.Errorf("--namespace-object %s: want exactly one Namespace object", f.namespaceObject))
+		}
+		opts.NamespaceObject = objs[0]
+	}
+	if len(f.management) > 0 {
+		if opts.ManagementObjects, err = readObjects(f.management); err != nil {
+			return failed(err)
+		}
+	}
+	if opts.Validator, err = validate.New(); err != nil {
+		return failed(err)
+	}
+	result, err := fleet.Render(cmd.Context(), opts)
+	if err != nil {
+		return failed(err)
+	}
+	if f.out != "" {
+		if err := fleet.Write(f.out, result); err != nil {
+			return failed(err)
+		}
+	}
+	if err := fleet.Summary(s.out, result); err != nil {
+		return failed(err)
+	}
+	n := 0
+	for _, c := range result.Clusters {
+		if c.Failed() {
+			n++
+		}
+	}
+	if n > 0 {
+		return failed(fmt.Errorf("%d of %d clusters failed", n, len(result.Clusters)))
+	}
+	return nil
+}

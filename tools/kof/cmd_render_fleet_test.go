@@ -1,0 +1,77 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// scenarioDir is where the scenario inputs live.
+const scenarioDir = "../../tests/scenarios/testdata"
+
+func TestRenderFleetWritesEveryCluster(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := kof(t, "render", "--charts", "../../charts",
+		"-f", filepath.Join(scenarioDir, "01-regional-child", "values.yaml"),
+		"--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml"), "--out", out)
+	if code != exitClean {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitClean, stdout, stderr)
+	}
+	for _, line := range []string{"CLUSTER", "mgmt ", "regional-1 ", "child-1 ", "child-2 "} {
+		if !strings.Contains(stdout, "\n"+line) && !strings.HasPrefix(stdout, line) {
+			t.Errorf("summary lacks a line starting %q:\n%s", line, stdout)
+		}
+	}
+	for _, f := range []string{"regional-1/kof-storage/manifest.yaml", "regional-1/kof-storage/values.yaml",
+		"regional-1/cert-manager/chart.yaml", "child-1/kof-collectors/manifest.yaml", "mgmt/kof/manifest.yaml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "regional-1", "cert-manager", "manifest.yaml")); err == nil {
+		t.Errorf("third-party cert-manager was rendered; want only its reference")
+	}
+}
+
+func TestRenderFleetBadClusterFailsAlone(t *testing.T) {
+	dir := filepath.Join(scenarioDir, "11-annotation-overrides")
+	code, stdout, stderr := kof(t, "render", "--charts", "../../charts", "-f", filepath.Join(dir, "values.yaml"),
+		"--clusters", filepath.Join(dir, "clusters.yaml"), "--mode", "single-pass")
+	if code != exitFindings {
+		t.Errorf("exit %d, want %d", code, exitFindings)
+	}
+	if !strings.Contains(stderr, "1 of 4 clusters failed") {
+		t.Errorf("stderr %q does not count the failed cluster", stderr)
+	}
+	var bad []string
+	for _, line := range strings.Split(stdout, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 5 && fields[4] != "0" && fields[4] != "ERRORS" {
+			bad = append(bad, fields[0])
+		}
+	}
+	if len(bad) != 1 || bad[0] != "child-bad" {
+		t.Errorf("clusters with errors = %v, want [child-bad]\n%s", bad, stdout)
+	}
+	if !strings.Contains(stdout, "child-bad: service kof-collectors:") ||
+		!strings.Contains(stdout, "k0rdent.mirantis.com/kof-collectors-values") {
+		t.Errorf("summary does not explain child-bad's error:\n%s", stdout)
+	}
+}
+
+func TestRenderFleetUsage(t *testing.T) {
+	if code, _, stderr := kof(t, "render", "--mode", "triple", "-f", "x.yaml"); code != exitUsage ||
+		!strings.Contains(stderr, "double-pass") {
+		t.Errorf("bad --mode: exit %d, stderr %q; want %d naming the modes", code, stderr, exitUsage)
+	}
+	if code, stdout, _ := kof(t, "render"); code != exitClean || !strings.Contains(stdout, "--clusters") {
+		t.Errorf("no flags: exit %d, want help listing --clusters:\n%s", code, stdout)
+	}
+	code, _, stderr := kof(t, "render", "--charts", "../../charts", "-f",
+		filepath.Join(scenarioDir, "09-m2m-and-m2r-conflict", "values.yaml"),
+		"--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml"))
+	if code != exitFindings || !strings.Contains(stderr, "storage modes conflict") {
+		t.Errorf("conflicting modes: exit %d, stderr %q", code, stderr)
+	}
+}
