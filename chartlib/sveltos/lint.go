@@ -49,6 +49,9 @@ const (
 	// RuleErrorField: $v.Error read on a fromYaml result: with missingkey=error it fails whenever parsing
 	// succeeded (the key is absent); test hasKey $v "Error" instead.
 	RuleErrorField Rule = "error-field-access"
+	// RuleMgmtHasKey: hasKey .MgmtResources fails at execution (.MgmtResources is map[string]map[string]any,
+	// sprig's hasKey takes map[string]any); test an optional reference with index or getResource.
+	RuleMgmtHasKey Rule = "hasKey-mgmt-resources"
 	// RuleParse: the text is not a valid template.
 	RuleParse Rule = "parse"
 )
@@ -235,6 +238,10 @@ func (w *walker) cmd(c *parse.CommandNode, declared bool) {
 			"%s result used directly: bad input yields a map with key Error; assign it ($v := %s ...) and test hasKey $v \"Error\"", name, name)
 	case slices.Contains([]string{"hasKey", "index", "get", "dig"}, name):
 		w.markErrorCheck(c.Args)
+		if name == "hasKey" && len(c.Args) > 1 && isMgmtResources(c.Args[1]) {
+			w.l.add(w.line(c.Position()), RuleMgmtHasKey,
+				`hasKey .MgmtResources fails: it is not a map[string]any; use {{ with index .MgmtResources "ID" }} or getResource "ID"`)
+		}
 	}
 	for _, a := range c.Args {
 		w.arg(a)
@@ -345,6 +352,17 @@ func (w *walker) finish() {
 				"%s holds a fromYaml result that is never checked: bad input yields a map with key Error; test hasKey %s \"Error\" and fail", v, v)
 		}
 	}
+}
+
+// isMgmtResources reports whether n is the field .MgmtResources (or $.MgmtResources).
+func isMgmtResources(n parse.Node) bool {
+	switch n := n.(type) {
+	case *parse.FieldNode:
+		return len(n.Ident) == 1 && n.Ident[0] == "MgmtResources"
+	case *parse.VariableNode:
+		return len(n.Ident) == 2 && n.Ident[0] == "$" && n.Ident[1] == "MgmtResources"
+	}
+	return false
 }
 
 // firstIdent returns the function name a command calls, "" when it calls none.

@@ -94,6 +94,12 @@ func TestLint(t *testing.T) {
 			lines:  []int{1, 2},
 		},
 		{
+			name:   "hasKey on .MgmtResources",
+			values: "a: {{ hasKey .MgmtResources \"ChildConfig\" }}\nb: {{ with index .MgmtResources \"ChildConfig\" }}1{{ end }}\n",
+			want:   []Rule{RuleMgmtHasKey},
+			lines:  []int{1},
+		},
+		{
 			name:   "string with a line break in an action",
 			values: "a:\n  b: {{ \"x\\ny\" }}\n",
 			want:   []Rule{RuleMultilineOutput},
