@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,9 +57,15 @@ type Reconciler struct {
 	// ReloadPort is the promxy pods' HTTP port; optional, DefaultReloadPort when 0.
 	ReloadPort int
 
+	// SettleDelay is the wait before the follow-up reload after a change; optional, DefaultSettleDelay when 0,
+	// no follow-up when negative.
+	SettleDelay time.Duration
+	// Now is the clock; optional, time.Now when nil.
+	Now func() time.Time
+
 	// reloaded remembers, per Secret, the config that every promxy pod last reloaded successfully.
 	mu       sync.Mutex
-	reloaded map[types.NamespacedName]string
+	reloaded map[types.NamespacedName]reloadState
 }
 
 // RBAC of this controller (collected by controller-gen into operator/config/rbac).
@@ -116,8 +123,9 @@ func (r *Reconciler) secretToSecrets(ctx context.Context, obj client.Object) []r
 }
 
 // Reconcile builds the promxy config Secret req (namespace = promxy namespace, name = secret-name label value) from
-// its PromxyServerGroups, applies it when it differs, reloads promxy when the config changed, and patches the status
-// of each group once at the end. Transient API errors are returned for backoff.
+// its PromxyServerGroups, applies it when it differs, reloads promxy when the config changed (and once more after
+// SettleDelay, asking to be requeued for it), and patches the status of each group once at the end. Transient API
+// errors are returned for backoff.
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, err error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("secret", req.NamespacedName)
 	var list kofv1.PromxyServerGroupList
@@ -153,12 +161,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	if written {
 		log.Info("promxy config Secret written", "serverGroups", len(inputs))
 	}
-	if err := r.reloadIfChanged(ctx, req.NamespacedName, config); err != nil {
+	wait, err := r.reloadIfChanged(ctx, req.NamespacedName, config)
+	if err != nil {
 		markAll(outcomes, failure(kofv1.ReasonReloadFailed, err.Error()))
 		return reconcile.Result{}, err
 	}
 	markAll(outcomes, outcome{ok: true, reason: kofv1.ReasonSucceeded, message: "part of promxy config Secret " + req.Name})
-	return reconcile.Result{}, nil
+	return reconcile.Result{RequeueAfter: wait}, nil
 }
 
 // collect turns the groups into promxy inputs, recording in outcomes why a group is left out. Missing credential

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -290,5 +291,33 @@ func TestReloadFailureIsRetried(t *testing.T) {
 	c = meta.FindStatusCondition(getGroup(t, f.ctx, g).Status.Conditions, kofv1.ConditionReady)
 	if c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready after retry = %+v, want True", c)
+	}
+}
+
+func TestFollowUpReloadAfterSettleDelay(t *testing.T) {
+	f := newFixture(t, "settle")
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	f.r.Now = func() time.Time { return clock }
+	f.r.SettleDelay = time.Minute
+	f.group(t, f.ns1, "promxy-server-group-a", "r1", kofv1.BasicAuth{})
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: f.promxyNS, Name: f.secret}}
+
+	res, err := f.r.Reconcile(f.ctx, req)
+	if err != nil || res.RequeueAfter != time.Minute || f.server.reloads.Load() != 1 {
+		t.Fatalf("after change: result %+v, err %v, reloads %d; want requeue after 1m and 1 reload", res, err, f.server.reloads.Load())
+	}
+	clock = clock.Add(20 * time.Second)
+	res, err = f.r.Reconcile(f.ctx, req)
+	if err != nil || res.RequeueAfter != 40*time.Second || f.server.reloads.Load() != 1 {
+		t.Fatalf("before the delay: result %+v, err %v, reloads %d; want requeue after 40s and no reload", res, err, f.server.reloads.Load())
+	}
+	clock = clock.Add(40 * time.Second)
+	res, err = f.r.Reconcile(f.ctx, req)
+	if err != nil || res.RequeueAfter != 0 || f.server.reloads.Load() != 2 {
+		t.Fatalf("at the delay: result %+v, err %v, reloads %d; want the follow-up reload and no requeue", res, err, f.server.reloads.Load())
+	}
+	clock = clock.Add(time.Hour)
+	if _, err := f.r.Reconcile(f.ctx, req); err != nil || f.server.reloads.Load() != 2 {
+		t.Fatalf("settled resync: err %v, reloads %d; want no more reloads", err, f.server.reloads.Load())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,28 +20,58 @@ import (
 // ReloadPath is promxy's configuration reload endpoint (promxy serves the Prometheus web API, which has it).
 const ReloadPath = "/-/reload"
 
+// DefaultSettleDelay is how long after a config change promxy is reloaded a second time: the kubelet refreshes a
+// mounted Secret only on its next sync (about a minute by default), so the first reload may still read the old file
+// (https://kubernetes.io/docs/concepts/configuration/secret/#mounted-secrets-are-updated-automatically).
+const DefaultSettleDelay = 90 * time.Second
+
+// reloadState is what was reloaded for one config Secret.
+type reloadState struct {
+	digest  string    // sha256 of the config every pod reloaded
+	at      time.Time // when
+	settled bool      // the follow-up reload after the settle delay is done
+}
+
 // reloadIfChanged asks every Running promxy pod to reload when config differs from the one they last reloaded
-// successfully in this process. A failed reload is returned (and retried with backoff); a success is remembered so
-// that an unchanged config never reloads again.
-func (r *Reconciler) reloadIfChanged(ctx context.Context, key types.NamespacedName, config []byte) error {
+// successfully in this process, and once more when the settle delay has passed since; it returns how long to wait
+// for that follow-up (0 when none is due). A failed reload is returned (and retried with backoff); an unchanged,
+// settled config never reloads again.
+func (r *Reconciler) reloadIfChanged(ctx context.Context, key types.NamespacedName, config []byte) (time.Duration, error) {
 	sum := sha256.Sum256(config)
 	digest := hex.EncodeToString(sum[:])
+	delay := r.SettleDelay
+	if delay == 0 {
+		delay = DefaultSettleDelay
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
 	r.mu.Lock()
-	done := r.reloaded[key] == digest
+	st, known := r.reloaded[key]
 	r.mu.Unlock()
-	if done {
-		return nil
+	if known && st.digest == digest {
+		if st.settled {
+			return 0, nil
+		}
+		if wait := delay - now().Sub(st.at); wait > 0 {
+			return wait, nil
+		}
 	}
 	if err := r.reload(ctx); err != nil {
-		return err
+		return 0, err
 	}
+	next := reloadState{digest: digest, at: now(), settled: delay < 0 || (known && st.digest == digest)}
 	r.mu.Lock()
 	if r.reloaded == nil {
-		r.reloaded = map[types.NamespacedName]string{}
+		r.reloaded = map[types.NamespacedName]reloadState{}
 	}
-	r.reloaded[key] = digest
+	r.reloaded[key] = next
 	r.mu.Unlock()
-	return nil
+	if next.settled {
+		return 0, nil
+	}
+	return delay, nil
 }
 
 // reload POSTs ReloadPath to every Running promxy pod with an IP and returns the joined errors of those that failed.
