@@ -227,3 +227,34 @@ func BenchmarkChart(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRepositoryChart renders the kof-mothership chart (the largest KOF chart) with its defaults, loading it
+// once; compare with `helm template` of the same directory (make bench).
+func BenchmarkRepositoryChart(b *testing.B) {
+	c, err := Load("../../charts/kof-mothership")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		set, err := Chart(context.Background(), Options{Chart: c, Namespace: "kof", ReleaseName: "kof-mothership"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if set.Len() == 0 {
+			b.Fatal("no objects rendered")
+		}
+	}
+}
+
+// BenchmarkRepositoryChartFromDisk is BenchmarkRepositoryChart including loading the chart directory, as one
+// `helm template` invocation does.
+func BenchmarkRepositoryChartFromDisk(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Chart(context.Background(), Options{ChartDir: "../../charts/kof-mothership", Namespace: "kof",
+			ReleaseName: "kof-mothership"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
