@@ -89,7 +89,7 @@ func workloads(res *render.Result) []workload {
 					img = fmt.Sprintf("%v:%v", v["repository"], v["tag"])
 				}
 				out = append(out, workload{
-					where: fmt.Sprintf("%s %s %s", kind, obj.GetName(), strings.Join(p, ".")),
+					where:           fmt.Sprintf("%s %s %s", kind, obj.GetName(), strings.Join(p, ".")),
 					securityContext: sc, resources: rs, image: img,
 				})
 			}

@@ -95,10 +95,10 @@ func TestStorageIngressSelfSigned(t *testing.T) {
 	}
 	absent(t, res, "HTTPRoute", "Gateway")
 	classes := map[string]string{
-		"VMCluster/cluster":     str(t, mustGet(t, res, "VMCluster", namespace, "cluster").Object, "spec", "vmstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
-		"VLCluster/logs":        str(t, mustGet(t, res, "VLCluster", namespace, "logs").Object, "spec", "vlstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
-		"VLCluster/audit-logs":  str(t, mustGet(t, res, "VLCluster", namespace, "audit-logs").Object, "spec", "vlstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
-		"VTCluster/traces":      str(t, mustGet(t, res, "VTCluster", namespace, "traces").Object, "spec", "storage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
+		"VMCluster/cluster":    str(t, mustGet(t, res, "VMCluster", namespace, "cluster").Object, "spec", "vmstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
+		"VLCluster/logs":       str(t, mustGet(t, res, "VLCluster", namespace, "logs").Object, "spec", "vlstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
+		"VLCluster/audit-logs": str(t, mustGet(t, res, "VLCluster", namespace, "audit-logs").Object, "spec", "vlstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
+		"VTCluster/traces":     str(t, mustGet(t, res, "VTCluster", namespace, "traces").Object, "spec", "storage", "storage", "volumeClaimTemplate", "spec", "storageClassName"),
 	}
 	for k, v := range classes {
 		if v != "fast-ssd" {
