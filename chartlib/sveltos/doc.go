@@ -35,13 +35,14 @@
 // which are instantiated once.
 //
 // Errors are *Error values naming the MCS, the service, the cluster, the stage and the template line.
-// Instantiate keeps no state between calls and never modifies its Input, so callers may run it concurrently.
+// Instantiate and InstantiateProfile keep no state between calls and never modify their input, so callers may
+// run them concurrently.
 //
 // # Known differences from a live Sveltos
 //
-//   - Each call instantiates one service in isolation. Sveltos shares .MgmtResources (and the pass-1 cluster
-//     objects) between all helm charts of one profile for one cluster, so a resource function that mutates an
-//     object in one service is seen by the next one.
+//   - Instantiate runs one service in isolation; InstantiateProfile runs all services of a profile and shares
+//     .MgmtResources and the pass-1 cluster objects between them as Sveltos does, so use it when a service's
+//     values mutate referenced objects with setField, removeField or chainSetField.
 //   - A CAPI Cluster's infrastructure and control-plane objects are looked up in Input.Objects; when absent the
 //     fields stay nil, where Sveltos would fail the cluster.
 //   - .Cluster is the object given (see ClusterFromDeployment), not a typed round trip, so zero-valued fields a

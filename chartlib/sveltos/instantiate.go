@@ -19,9 +19,11 @@ import (
 // Source: addon-controller controllers/template_instantiation.go (instantiateGenericField).
 const pass1Requestor = "chart-name"
 
-// engine holds one instantiation: the pinned functions, the cluster objects and the shared .MgmtResources.
+// engine holds the instantiation of one profile for one cluster: the pinned functions, the cluster objects
+// and the .MgmtResources shared by all its services, and the service being instantiated.
 type engine struct {
-	in        Input
+	p         Profile
+	svc       Service
 	mode      Mode
 	base      template.FuncMap
 	funcs     template.FuncMap
@@ -30,8 +32,8 @@ type engine struct {
 	infra     map[string]any
 	kcp       map[string]any
 	resources map[string]map[string]any
-	// pass1 is shared by every chart entry field of pass 1; pass2 by values in pass 2 and templated
-	// valuesFrom documents (Sveltos fetches the cluster objects once for each).
+	// pass1 is shared by every chart entry field of every service in pass 1; pass2 by one service's values in
+	// pass 2 and its templated valuesFrom documents (Sveltos fetches the cluster objects once for each).
 	pass1, pass2 Data
 }
 
@@ -45,15 +47,49 @@ type engine struct {
 // Source: addon-controller v1.9.0 controllers/template_instantiation.go, handlers_helm.go
 // (getInstantiatedChart, getHelmChartInstantiatedValues), templateresourcedef_utils.go.
 func Instantiate(in Input) (Result, error) {
-	e, err := newEngine(in)
+	results, err := InstantiateProfile(Profile{
+		Name: in.Profile, Cluster: in.Cluster, TemplateResourceRefs: in.TemplateResourceRefs,
+		Objects: in.Objects, Mode: in.Mode, Env: in.Env,
+		Services: []Service{{Name: in.Service, Namespace: in.ServiceNamespace, Values: in.Values, ValuesFrom: in.ValuesFrom}},
+	})
 	if err != nil {
 		return Result{}, err
 	}
+	return results[0], nil
+}
+
+// InstantiateProfile instantiates every service of p, in order, for p.Cluster as Instantiate does for one,
+// sharing what Sveltos shares between the helm charts of one profile: the resolved .MgmtResources (a
+// resource function that mutates an object in one service is seen by the next) and the pass-1 cluster
+// objects. It returns one Result per service; on the first failure it returns the results so far and an
+// *Error (failures before any service runs, such as a missing required templateResourceRef, name the first
+// service). Source: addon-controller v1.9.0 controllers/handlers_helm.go (walkChartsAndDeploy and the
+// deploymentContext shared by its charts).
+func InstantiateProfile(p Profile) ([]Result, error) {
+	e, err := newEngine(p)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]Result, 0, len(p.Services))
+	for _, svc := range p.Services {
+		e.svc = svc
+		res, err := e.service()
+		if err != nil {
+			return results, err
+		}
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+// service instantiates e.svc.
+func (e *engine) service() (Result, error) {
+	e.pass2 = e.data()
 	entry, err := e.passOne()
 	if err != nil {
 		return Result{}, err
 	}
-	text, err := e.execute(entry.Values, e.templateName(in.Service), e.pass2)
+	text, err := e.execute(entry.Values, e.templateName(e.svc.Name), e.pass2)
 	if err != nil {
 		line := errorLine(err, templateLine)
 		stage := "values"
@@ -78,30 +114,33 @@ func Instantiate(in Input) (Result, error) {
 	}, nil
 }
 
-// newEngine validates in, normalises the cluster, resolves the referenced objects and builds the functions.
-func newEngine(in Input) (*engine, error) {
-	e := &engine{in: in, ix: newIndex(in.Objects)}
-	mode, err := ParseMode(string(in.Mode))
+// newEngine validates p, normalises the cluster, resolves the referenced objects and builds the functions.
+func newEngine(p Profile) (*engine, error) {
+	e := &engine{p: p, ix: newIndex(p.Objects)}
+	if len(p.Services) > 0 {
+		e.svc = p.Services[0]
+	}
+	mode, err := ParseMode(string(p.Mode))
 	if err != nil {
 		return nil, e.fail("input", 0, "", "", err)
 	}
 	e.mode = mode
-	if in.Cluster == nil {
+	if p.Cluster == nil {
 		return nil, e.fail("input", 0, "", "", errors.New("cluster: required; pass the CAPI Cluster or SveltosCluster"))
 	}
-	if e.cluster, err = normalize(in.Cluster.Object); err != nil {
+	if e.cluster, err = normalize(p.Cluster.Object); err != nil {
 		return nil, e.fail("input", 0, "", "", fmt.Errorf("cluster: %w", err))
 	}
 	if e.infra, e.kcp, err = e.clusterRefs(); err != nil {
 		return nil, e.fail("input", 0, "", "", err)
 	}
-	e.base = baseFuncs(in.Env, rand.New(rand.NewSource(in.Env.Seed))) //nolint:gosec // determinism is the point
-	cc := clusterContext{Cluster: e.cluster, ClusterNamespace: in.Cluster.GetNamespace(), ClusterName: in.Cluster.GetName()}
-	if e.resources, err = resolveRefs(in.TemplateResourceRefs, e.ix, cc, e.base); err != nil {
+	e.base = baseFuncs(p.Env, rand.New(rand.NewSource(p.Env.Seed))) //nolint:gosec // determinism is the point
+	cc := clusterContext{Cluster: e.cluster, ClusterNamespace: p.Cluster.GetNamespace(), ClusterName: p.Cluster.GetName()}
+	if e.resources, err = resolveRefs(p.TemplateResourceRefs, e.ix, cc, e.base); err != nil {
 		return nil, e.fail("resolve templateResourceRefs", 0, "", "", err)
 	}
 	e.funcs = withResources(e.base, e.resources)
-	e.pass1, e.pass2 = e.data(), e.data()
+	e.pass1 = e.data()
 	return e, nil
 }
 
@@ -116,8 +155,8 @@ func withResources(base template.FuncMap, res map[string]map[string]any) templat
 // given. Sveltos fails when a referenced object is missing; offline, the objects are rarely available, so a
 // missing one leaves the field nil. SveltosClusters reference none.
 func (e *engine) clusterRefs() (infra, kcp map[string]any, err error) {
-	gv, _ := schema.ParseGroupVersion(e.in.Cluster.GetAPIVersion())
-	if gv.Group != "cluster.x-k8s.io" || e.in.Cluster.GetKind() != "Cluster" {
+	gv, _ := schema.ParseGroupVersion(e.p.Cluster.GetAPIVersion())
+	if gv.Group != "cluster.x-k8s.io" || e.p.Cluster.GetKind() != "Cluster" {
 		return nil, nil, nil
 	}
 	if infra, err = e.referenced("infrastructureRef"); err != nil {
@@ -140,7 +179,7 @@ func (e *engine) referenced(field string) (map[string]any, error) {
 	}
 	ns := ref["namespace"]
 	if ns == "" {
-		ns = e.in.Cluster.GetNamespace()
+		ns = e.p.Cluster.GetNamespace()
 	}
 	if group == "" || ref["kind"] == "" {
 		return nil, nil
@@ -171,7 +210,7 @@ func (e *engine) data() Data {
 
 // templateName is Sveltos' template name: "<cluster namespace>-<cluster name>-<requestor>".
 func (e *engine) templateName(requestor string) string {
-	return fmt.Sprintf("%s-%s-%s", e.in.Cluster.GetNamespace(), e.in.Cluster.GetName(), requestor)
+	return fmt.Sprintf("%s-%s-%s", e.p.Cluster.GetNamespace(), e.p.Cluster.GetName(), requestor)
 }
 
 // execute runs text as a text/template with missingkey=error against data.
@@ -199,10 +238,10 @@ func executeWith(text, name string, funcs template.FuncMap, data Data) (string, 
 // fail builds an *Error for this instantiation.
 func (e *engine) fail(stage string, line int, source, hint string, err error) *Error {
 	cluster := ""
-	if e.in.Cluster != nil {
-		cluster = e.in.Cluster.GetNamespace() + "/" + e.in.Cluster.GetName()
+	if e.p.Cluster != nil {
+		cluster = e.p.Cluster.GetNamespace() + "/" + e.p.Cluster.GetName()
 	}
-	return &Error{Profile: e.in.Profile, Service: e.in.Service, Cluster: cluster, Stage: stage,
+	return &Error{Profile: e.p.Name, Service: e.svc.Name, Cluster: cluster, Stage: stage,
 		Line: line, Source: source, Hint: hint, Err: err}
 }
 
@@ -235,10 +274,10 @@ type chartEntry struct {
 // (projectsveltos/addon-controller pull request 1956): values is executed once, later, and valuesFrom names
 // only through their own name templates.
 func (e *engine) passOne() (chartEntry, error) {
-	entry := chartEntry{ReleaseName: e.in.Service, ReleaseNamespace: e.in.ServiceNamespace,
-		Values: e.in.Values, ValuesFrom: e.in.ValuesFrom}
+	entry := chartEntry{ReleaseName: e.svc.Name, ReleaseNamespace: e.svc.Namespace,
+		Values: e.svc.Values, ValuesFrom: e.svc.ValuesFrom}
 	if entry.ReleaseNamespace == "" {
-		entry.ReleaseNamespace = e.in.Service // KCM: adapters/sveltos serviceset_controller.go
+		entry.ReleaseNamespace = e.svc.Name // KCM: adapters/sveltos serviceset_controller.go
 	}
 	var err error
 	if entry.ReleaseName, err = instantiateField(e, "releaseName", entry.ReleaseName); err != nil {
@@ -301,21 +340,21 @@ func (e *engine) diagnosePassOne(pass1 error) error {
 	}
 	d := e.data()
 	d.MgmtResources = res
-	if _, err := executeWith(e.in.Values, e.templateName(e.in.Service), withResources(e.base, res), d); err != nil {
+	if _, err := executeWith(e.svc.Values, e.templateName(e.svc.Name), withResources(e.base, res), d); err != nil {
 		line := errorLine(err, templateLine)
-		return e.fail("values (fails in both modes)", line, lineOf(e.in.Values, line), "", err)
+		return e.fail("values (fails in both modes)", line, lineOf(e.svc.Values, line), "", err)
 	}
 	if !strings.HasSuffix(p1.Stage, " output") {
-		raw, _ := yaml.Marshal(e.in.Values)
+		raw, _ := yaml.Marshal(e.svc.Values)
 		p1.Line, p1.Source = 0, ""
 		if line := errorLine(p1.Err, templateLine); strings.HasPrefix(string(raw), "|") && line > 1 {
 			// A literal block scalar starts with its header line: line n of the YAML is line n-1 of the values.
 			p1.Line = line - 1
-			p1.Source = lineOf(e.in.Values, p1.Line)
+			p1.Source = lineOf(e.svc.Values, p1.Line)
 		}
 	}
 	p1.Hint = "the values text works when executed once but not under Sveltos' double pass (v1.0.1-v1.15)"
-	if findings := Lint(e.in.Values); len(findings) > 0 {
+	if findings := Lint(e.svc.Values); len(findings) > 0 {
 		p1.Hint += "; lint: " + findings[0].String()
 	}
 	return p1

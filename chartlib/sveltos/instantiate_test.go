@@ -537,3 +537,37 @@ func TestConcurrentInstantiateSharesNothing(t *testing.T) {
 		t.Errorf("input object changed to %q", got)
 	}
 }
+
+func TestInstantiateProfileSharesResources(t *testing.T) {
+	base := input(t, "", DoublePass)
+	p := Profile{
+		Name: "kof-child-cluster", Cluster: base.Cluster, TemplateResourceRefs: base.TemplateResourceRefs,
+		Objects: base.Objects,
+		Services: []Service{
+			{Name: "kof-operators", Namespace: "kof",
+				Values: `{{- $_ := setField "ChildConfig" "data.regional_cluster_name" "set-by-operators" }}` + "\na: 1\n"},
+			{Name: "kof-collectors", Namespace: "kof",
+				Values: `regional: {{ getField "ChildConfig" "data.regional_cluster_name" }}` + "\n"},
+			{Name: "broken", Values: "b: {{ .Cluster.nope }}\n"},
+		},
+	}
+	results, err := InstantiateProfile(p)
+	var e *Error
+	if !errors.As(err, &e) || e.Service != "broken" || e.Profile != "kof-child-cluster" {
+		t.Fatalf("error %v, want an *Error naming service broken", err)
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d results before the failure, want 2", len(results))
+	}
+	if got := results[1].Values["regional"]; got != "set-by-operators" {
+		t.Errorf("second service saw %v, want the first service's setField", got)
+	}
+	if results[0].ReleaseName != "kof-operators" || results[1].ReleaseNamespace != "kof" {
+		t.Errorf("release fields %q %q", results[0].ReleaseName, results[1].ReleaseNamespace)
+	}
+	// Instantiate isolates each service.
+	alone := input(t, p.Services[1].Values, DoublePass)
+	if got := mustInstantiate(t, alone).Values["regional"]; got != "regional-1" {
+		t.Errorf("isolated service saw %v, want the object as given", got)
+	}
+}

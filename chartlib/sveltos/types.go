@@ -96,7 +96,8 @@ func (e Environment) now() time.Time {
 	return e.Now
 }
 
-// Input is everything needed to instantiate one service's values for one cluster.
+// Input is everything needed to instantiate one service's values for one cluster (a Profile with one
+// Service; see InstantiateProfile for several).
 type Input struct {
 	// Profile is the MultiClusterService (or Sveltos Profile) name; used in errors.
 	Profile string
@@ -121,7 +122,37 @@ type Input struct {
 	Env Environment
 }
 
-// Result is the outcome of Instantiate.
+// Service is one helm chart entry of a profile: a MultiClusterService service as KCM converts it.
+type Service struct {
+	// Name is the service (helm release) name.
+	Name string
+	// Namespace is the release namespace ("" means Name, as KCM converts it).
+	Namespace string
+	// Values is the service's values text.
+	Values string
+	// ValuesFrom lists ConfigMaps/Secrets merged over the inline values.
+	ValuesFrom []ValuesFrom
+}
+
+// Profile is a MultiClusterService (or Sveltos Profile) with all its services, for one cluster.
+type Profile struct {
+	// Name is the MultiClusterService or Profile name; used in errors.
+	Name string
+	// Cluster is the CAPI Cluster or SveltosCluster. Required.
+	Cluster *unstructured.Unstructured
+	// Services are instantiated in order.
+	Services []Service
+	// TemplateResourceRefs are resolved once against Objects into .MgmtResources, shared by all services.
+	TemplateResourceRefs []TemplateResourceRef
+	// Objects are the management-cluster objects visible to the resolution; they are never modified.
+	Objects []*unstructured.Unstructured
+	// Mode is DoublePass when empty.
+	Mode Mode
+	// Env pins env, DNS, time and randomness.
+	Env Environment
+}
+
+// Result is the outcome of Instantiate for one service.
 type Result struct {
 	// ReleaseName and ReleaseNamespace are the instantiated chart entry fields.
 	ReleaseName      string

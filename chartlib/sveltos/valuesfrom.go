@@ -42,7 +42,7 @@ type valuesDoc struct {
 // handlers_utils.go (getValuesFrom).
 func (e *engine) mergeValuesFrom(list []ValuesFrom, values map[string]any) (map[string]any, error) {
 	var plain, templated []valuesDoc
-	cc := clusterContext{Cluster: e.cluster, ClusterNamespace: e.in.Cluster.GetNamespace(), ClusterName: e.in.Cluster.GetName()}
+	cc := clusterContext{Cluster: e.cluster, ClusterNamespace: e.p.Cluster.GetNamespace(), ClusterName: e.p.Cluster.GetName()}
 	for i, vf := range list {
 		stage := fmt.Sprintf("valuesFrom[%d]", i)
 		ns, err := renderRefTemplate(vf.Namespace, e.templateName("namespace"), cc, e.base)
@@ -83,7 +83,7 @@ func (e *engine) mergeValuesFrom(list []ValuesFrom, values map[string]any) (map[
 		}
 	}
 	for _, d := range templated {
-		text, err := e.execute(d.text, e.templateName(e.in.Service), e.pass2)
+		text, err := e.execute(d.text, e.templateName(e.svc.Name), e.pass2)
 		if err != nil {
 			line := errorLine(err, templateLine)
 			return nil, e.fail(d.where, line, lineOf(d.text, line), "", err)
