@@ -128,7 +128,8 @@ func TestRefNameTemplateError(t *testing.T) {
 		Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "{{ .Cluster.metadata.annotations.nope }}"}}}
 	in.Cluster = bareCluster(t)
 	e := mustFail(t, in)
-	if !strings.Contains(e.Error(), "resource.name") || !strings.Contains(e.Error(), `map has no entry for key "annotations"`) {
+	if !strings.Contains(e.Error(), "resource.name") || !strings.Contains(e.Error(), `map has no entry for key "annotations"`) ||
+		!strings.Contains(e.Error(), "kcm-system-adopted-Sveltos") {
 		t.Errorf("error %q does not explain the name template failure", e)
 	}
 }

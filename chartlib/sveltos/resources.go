@@ -96,9 +96,19 @@ type clusterContext struct {
 	ClusterNamespace, ClusterName string
 }
 
+// clusterType is libsveltos' name of the cluster's type: "Sveltos" for a SveltosCluster, else "Capi".
+func clusterType(cluster map[string]any) string {
+	if cluster["kind"] == "SveltosCluster" {
+		return "Sveltos"
+	}
+	return "Capi"
+}
+
 // renderRefTemplate instantiates the name or namespace of a referenced object with html/template against
-// {Cluster, ClusterNamespace, ClusterName}; "" yields the cluster's namespace, as in libsveltos.
-func renderRefTemplate(raw, tmplName string, cc clusterContext, funcs template.FuncMap) (string, error) {
+// {Cluster, ClusterNamespace, ClusterName}; "" yields the cluster's namespace, as in libsveltos. The template
+// is named "<cluster namespace>-<cluster name>-<cluster type>" as libsveltos names it.
+func renderRefTemplate(raw string, cc clusterContext, funcs template.FuncMap) (string, error) {
+	tmplName := cc.ClusterNamespace + "-" + cc.ClusterName + "-" + clusterType(cc.Cluster)
 	if raw == "" {
 		return cc.ClusterNamespace, nil
 	}
@@ -127,11 +137,11 @@ func resolveRefs(refs []TemplateResourceRef, ix index, cc clusterContext, funcs 
 	out := make(map[string]map[string]any, len(refs))
 	for i, ref := range refs {
 		where := fmt.Sprintf("templateResourceRefs[%d] (identifier %q)", i, ref.Identifier)
-		ns, err := renderRefTemplate(ref.Resource.Namespace, cc.ClusterNamespace+"-"+cc.ClusterName+"-namespace", cc, funcs)
+		ns, err := renderRefTemplate(ref.Resource.Namespace, cc, funcs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: resource.namespace %q: %w", where, ref.Resource.Namespace, err)
 		}
-		name, err := renderRefTemplate(ref.Resource.Name, cc.ClusterNamespace+"-"+cc.ClusterName+"-name", cc, funcs)
+		name, err := renderRefTemplate(ref.Resource.Name, cc, funcs)
 		if err != nil {
 			return nil, fmt.Errorf("%s: resource.name %q: %w", where, ref.Resource.Name, err)
 		}

@@ -45,11 +45,11 @@ func (e *engine) mergeValuesFrom(list []ValuesFrom, values map[string]any) (map[
 	cc := clusterContext{Cluster: e.cluster, ClusterNamespace: e.p.Cluster.GetNamespace(), ClusterName: e.p.Cluster.GetName()}
 	for i, vf := range list {
 		stage := fmt.Sprintf("valuesFrom[%d]", i)
-		ns, err := renderRefTemplate(vf.Namespace, e.templateName("namespace"), cc, e.base)
+		ns, err := renderRefTemplate(vf.Namespace, cc, e.base)
 		if err != nil {
 			return nil, e.fail(stage+".namespace", 0, vf.Namespace, "", err)
 		}
-		name, err := renderRefTemplate(vf.Name, e.templateName("name"), cc, e.base)
+		name, err := renderRefTemplate(vf.Name, cc, e.base)
 		if err != nil {
 			return nil, e.fail(stage+".name", 0, vf.Name, "", err)
 		}
