@@ -98,3 +98,20 @@ func TestExpectations(t *testing.T) {
 		t.Errorf("failing expectations recorded %d errors, want 4: %v", len(r.errors), r.errors)
 	}
 }
+
+func TestUpdateRewrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "new.golden")
+	*update = true
+	t.Cleanup(func() { *update = false })
+	Assert(t, path, []byte("fresh\n"))
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "fresh\n" {
+		t.Fatalf("-update wrote %q, %v", got, err)
+	}
+	*update = false
+	r := &recorder{TB: t}
+	Assert(r, path, []byte("fresh\n"))
+	if len(r.errors) != 0 {
+		t.Errorf("after -update the golden does not match: %v", r.errors)
+	}
+}

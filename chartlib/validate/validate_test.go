@@ -44,8 +44,8 @@ func TestValidObjectsPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := parse(t, string(data))
-	if set.Len() != 10 {
-		t.Fatalf("parsed %d objects, want 10", set.Len())
+	if set.Len() != 15 {
+		t.Fatalf("parsed %d objects, want 15", set.Len())
 	}
 	if fs := validator(t).Set(set); len(fs) != 0 {
 		t.Errorf("valid objects got findings:\n%v", fs)
