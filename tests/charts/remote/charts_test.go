@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/chartlib/sveltos"
 )
 
 // remoteCharts are the charts this package covers.
@@ -140,6 +141,32 @@ func TestGlobalRegistryPrefixesOnce(t *testing.T) {
 		for _, img := range images {
 			if !strings.HasPrefix(img, registry+"/") || strings.Count(img, registry) != 1 {
 				t.Errorf("%s: image %q does not start with %s/ exactly once", chart, img, registry)
+			}
+		}
+	}
+}
+
+// TestLayer2TextsLint lints every service's values text of every MultiClusterService of every kof-regional and
+// kof-child case (defaults, ci files, Istio by namespace label) for the hazards of Sveltos' double pass.
+func TestLayer2TextsLint(t *testing.T) {
+	istioNS := loadObjects(t, "clusters/namespace-istio.yaml")
+	for _, chart := range []string{"kof-regional", "kof-child"} {
+		specs := []renderSpec{{chart: chart}, {chart: chart, lookup: istioNS}}
+		for _, f := range ciFiles(t, chart) {
+			specs = append(specs, renderSpec{chart: chart, files: []string{f}})
+		}
+		for _, s := range specs {
+			res := renderChart(t, s)
+			mcss := res.OfKind("MultiClusterService")
+			if len(mcss) == 0 {
+				t.Errorf("%s %v: no MultiClusterService", chart, s.files)
+			}
+			for _, mcs := range mcss {
+				for _, svc := range specOf(t, mcs).ServiceSpec.Services {
+					if findings := sveltos.Lint(svc.Values); len(findings) > 0 {
+						t.Errorf("%s %v: MCS %s service %s: %v", chart, s.files, mcs.GetName(), svc.Name, findings)
+					}
+				}
 			}
 		}
 	}

@@ -301,3 +301,40 @@ func TestChildValuesTypo(t *testing.T) {
 		t.Errorf("error %q does not name the misspelled key", err)
 	}
 }
+
+// TestChildNullRemovesExporter checks that `null` for a default exporter survives both layers: set in kof-child's
+// `collectors` values or in a cluster's annotation, it removes the exporter and its pipeline from the collectors.
+func TestChildNullRemovesExporter(t *testing.T) {
+	nullTraces := map[string]any{"opentelemetry-kube-stack": map[string]any{"defaultCRConfig": map[string]any{
+		"config": map[string]any{"exporters": map[string]any{"otlphttp/traces": nil}},
+	}}}
+	mcs := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-child", values: map[string]any{"collectors": nullTraces}}), "kof-child-cluster")
+	annotated := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-child"}), "kof-child-cluster")
+	cds := loadObjects(t, "clusters/standard.yaml")
+	objects := childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-2")
+	plain := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "child-2", "namespace": kcmNamespace},
+	}}
+	withAnnotation := plain.DeepCopy()
+	withAnnotation.SetAnnotations(map[string]string{
+		"k0rdent.mirantis.com/kof-collectors-values": `{"opentelemetry-kube-stack":{"defaultCRConfig":{"config":{"exporters":{"otlphttp/traces":null}}}}}`,
+	})
+	for name, c := range map[string]struct {
+		mcs     *unstructured.Unstructured
+		cluster *unstructured.Unstructured
+	}{"helm values": {mcs, plain}, "annotation": {annotated, withAnnotation}} {
+		_, rendered := layer2Golden(t, mustInstantiate(t, c.mcs, c.cluster, objects))
+		for _, col := range collectorSpecs(t, rendered["kof-collectors"].objects) {
+			if _, ok := exporterEndpoints(t, col)["otlphttp/traces"]; ok {
+				t.Errorf("%s: collector %s still exports traces to KOF", name, col.GetName())
+			}
+			if _, ok, _ := unstructured.NestedMap(col.Object, "spec", "config", "service", "pipelines", "traces"); ok {
+				t.Errorf("%s: collector %s keeps the traces pipeline without its exporter", name, col.GetName())
+			}
+			if _, ok := exporterEndpoints(t, col)["otlphttp/logs"]; !ok {
+				t.Errorf("%s: collector %s lost the logs exporter", name, col.GetName())
+			}
+		}
+	}
+}
