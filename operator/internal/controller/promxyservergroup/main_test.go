@@ -16,6 +16,9 @@ import (
 // k8sClient talks directly (uncached) to the package's envtest API server.
 var k8sClient client.Client
 
+// env is the package's control plane.
+var env *testenv.Env
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -23,7 +26,8 @@ func TestMain(m *testing.M) {
 // run starts one real kube-apiserver + etcd for the whole package.
 func run(m *testing.M) int {
 	ctrl.SetLogger(logr.Discard())
-	env, err := testenv.Start()
+	var err error
+	env, err = testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
