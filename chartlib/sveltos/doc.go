@@ -28,7 +28,8 @@
 // consumed by the first pass; valuesFrom names are executed against the values data, where .ClusterName does
 // not exist. SinglePass executes values once and templates only the chart identity fields in the first pass
 // (the upstream fix, addon-controller pull request 1956). Lint reports these hazards in a values text without
-// executing it; LintMultiClusterService lints every service of a rendered MultiClusterService. The one multi-line form that survives both modes is flow YAML on one line: {{ x | toJson }}.
+// executing it; LintMultiClusterService lints every service of a rendered MultiClusterService. The one
+// multi-line form that survives both modes is flow YAML on one line: {{ x | toJson }}.
 //
 // After instantiation the text must be a YAML mapping; valuesFrom ConfigMaps and Secrets are merged over it
 // (MergeValues: maps merged, lists replaced), plain ones first, then those annotated TemplateAnnotation,
