@@ -344,3 +344,24 @@ func TestRegionalIngressRegistry(t *testing.T) {
 		t.Errorf("collectors values from kof-regional lost: controlPlaneMetrics = %v", got)
 	}
 }
+
+// TestRegionalRegionlessIstio checks scenario 04 at layer 2: regionless with the Istio namespace label renders only
+// kof-istio-regional-cluster for the management cluster, without cert-manager or gateway services, and its storage
+// publishes the in-mesh Service mothership-vmauth that children write to.
+func TestRegionalRegionlessIstio(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-regional", lookup: loadObjects(t, "clusters/namespace-istio.yaml"),
+		values: map[string]any{"regionless": map[string]any{"enabled": true}}})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-istio-regional-cluster"}) {
+		t.Fatalf("MCS names = %v, want [kof-istio-regional-cluster]", got)
+	}
+	mcs := mcsNamed(t, res, "kof-istio-regional-cluster")
+	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
+	objects := []*unstructured.Unstructured{credentials(kcmNamespace, names.AdminVMUserBase(kcmNamespace, "mothership"), "mothership-admin-password")}
+	results := mustInstantiate(t, mcs, mgmt, objects)
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}) {
+		t.Fatalf("services = %v", got)
+	}
+	_, rendered := layer2Golden(t, results)
+	mustGet(t, rendered["kof-storage"].objects, "Service", namespace, "mothership-vmauth")
+	absent(t, rendered["kof-storage"].objects, "HTTPRoute", "Gateway", "GatewayClass", "Ingress", "ClusterIssuer")
+}
