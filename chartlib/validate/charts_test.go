@@ -1,0 +1,53 @@
+package validate
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kof.dev/kof/chartlib/render"
+)
+
+// TestRepositoryChartsValidate renders every chart of the repository with its defaults and with each
+// ci/*-values.yaml file, and requires every rendered object to pass its API schema and KOF's rules.
+func TestRepositoryChartsValidate(t *testing.T) {
+	charts, err := filepath.Glob("../../charts/*/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) == 0 {
+		t.Fatal("no charts under ../../charts")
+	}
+	v := validator(t)
+	for _, chartYAML := range charts {
+		dir := filepath.Dir(chartYAML)
+		c, err := render.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "ci", "*-values.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append([]string{""}, files...) {
+			name := filepath.Base(dir) + "/defaults"
+			if f != "" {
+				name = filepath.Base(dir) + "/" + strings.TrimSuffix(filepath.Base(f), "-values.yaml")
+			}
+			t.Run(name, func(t *testing.T) {
+				opts := render.Options{Chart: c, Namespace: "kof", ReleaseName: filepath.Base(dir)}
+				if f != "" {
+					opts.ValuesFiles = []string{f}
+				}
+				set, err := render.Chart(context.Background(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, fd := range v.Set(set) {
+					t.Errorf("%s", fd)
+				}
+			})
+		}
+	}
+}
