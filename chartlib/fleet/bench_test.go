@@ -1,0 +1,63 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/validate"
+)
+
+// Size of the benchmark fleet: 1 management cluster, benchRegionals regional and benchChildren child clusters.
+const (
+	benchRegionals = 10
+	benchChildren  = 200
+)
+
+// benchClusters returns the benchmark fleet's inputs: regionals r0…r9, each in its own AWS region, and children
+// c0…c199 spread over them, half bound by region and half by the regional-cluster-name label.
+func benchClusters() []*unstructured.Unstructured {
+	objs := []*unstructured.Unstructured{clusterTemplate("aws-standalone")}
+	for i := range benchRegionals {
+		objs = append(objs, regional(fmt.Sprintf("r%d", i), fmt.Sprintf("region-%d", i)))
+	}
+	for i := range benchChildren {
+		r := i % benchRegionals
+		var labels map[string]string
+		if i%2 == 1 {
+			labels = map[string]string{"k0rdent.mirantis.com/kof-regional-cluster-name": fmt.Sprintf("r%d", r)}
+		}
+		objs = append(objs, child(fmt.Sprintf("c%d", i), fmt.Sprintf("region-%d", r), labels))
+	}
+	return objs
+}
+
+// BenchmarkFleet renders the default umbrella for 1 management + 10 regional + 200 child clusters, as `kof render`
+// does: every KOF chart rendered with the Helm SDK (1 umbrella, 4 management releases, 3 charts per regional and
+// 2 per child cluster: 435 chart renders), layer 2 for every service, every object validated.
+func BenchmarkFleet(b *testing.B) {
+	v, err := validate.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := Options{ChartsDir: chartsDir, Clusters: benchClusters(), Validator: v}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := Render(context.Background(), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(f.Clusters) != 1+benchRegionals+benchChildren {
+			b.Fatalf("rendered %d clusters, want %d", len(f.Clusters), 1+benchRegionals+benchChildren)
+		}
+		if f.Failed() {
+			for _, c := range f.Clusters {
+				if c.Failed() {
+					b.Fatalf("cluster %s failed: %v", c.Name, c.Problems())
+				}
+			}
+		}
+	}
+}
