@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -174,9 +175,14 @@ func (r *Reconciler) finalize(ctx context.Context, conn *kofv1.VMStorageConnecti
 }
 
 // ensureMetadata adds the finalizer and the index labels `k0rdent.mirantis.com/cluster-name` and `cluster-kind`
-// when missing, in one patch; it writes nothing when they are in place.
+// when missing, in one patch; it writes nothing when they are in place. Connections are always found by their spec,
+// so the labels serve users and other tools (`kubectl get -l`).
 func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageConnection, key clusterKey) error {
-	want := map[string]string{kofv1.StorageClusterNameLabel: key.name, kofv1.StorageClusterKindLabel: key.kind}
+	want := map[string]string{kofv1.StorageClusterKindLabel: key.kind}
+	// A name that is no valid label value (over 63 characters) is not indexed; lookups filter on the spec anyway.
+	if len(validation.IsValidLabelValue(key.name)) == 0 {
+		want[kofv1.StorageClusterNameLabel] = key.name
+	}
 	labelsOK := true
 	for k, v := range want {
 		if conn.Labels[k] != v {

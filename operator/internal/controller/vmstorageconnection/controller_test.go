@@ -223,6 +223,13 @@ func TestMissingClusterAndSecret(t *testing.T) {
 		t.Errorf("condition = %+v, want False/NotFound naming spec.cluster_ref", c)
 	}
 
+	long := f.conn(t, "long-name", kofv1.KindVLCluster, strings.Repeat("x", 70), "n:3", false)
+	f.reconcile(t, long)
+	gotLong := get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: long.ObjectMeta})
+	if _, ok := gotLong.Labels[kofv1.StorageClusterNameLabel]; ok || gotLong.Labels[kofv1.StorageClusterKindLabel] != kofv1.KindVLCluster {
+		t.Errorf("labels for a 70-character cluster name = %v, want only the kind label", gotLong.Labels)
+	}
+
 	noSecret := &kofv1.VMStorageConnection{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.connNS, Name: "no-secret"},
 		Spec: kofv1.VMStorageConnectionSpec{
