@@ -41,7 +41,8 @@ func Charts(chartsDir string) ([]string, error) {
 
 // Sync generates the schema of each named chart (all charts of chartsDir when names is empty) and compares it with
 // `<schemasDir>/<chart>.schema.json` and `<chartsDir>/<chart>/values.schema.json`; it also checks that the
-// chart's values.yaml starts with Modeline. With write, it rewrites what differs (prepending the modeline and a
+// chart's values.yaml starts with Modeline and passes Lint (lint problems are reported in both modes, never fixed).
+// With write, it rewrites what differs (prepending the modeline and a
 // blank line to values.yaml where missing) and returns what it changed; without, it changes nothing and returns
 // the drift. It returns an error if a chart cannot be read or generated, or a file cannot be written.
 func Sync(chartsDir, schemasDir string, names []string, write bool) ([]Drift, error) {
@@ -67,11 +68,19 @@ func Sync(chartsDir, schemasDir string, names []string, write bool) ([]Drift, er
 			}
 			out = append(out, d...)
 		}
-		d, err := syncModeline(filepath.Join(dir, "values.yaml"), write)
+		valuesFile := filepath.Join(dir, "values.yaml")
+		d, err := syncModeline(valuesFile, write)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, d...)
+		data, err := os.ReadFile(valuesFile)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", valuesFile, err)
+		}
+		for _, p := range Lint(data) {
+			out = append(out, Drift{Path: valuesFile, Message: p})
+		}
 	}
 	return out, nil
 }

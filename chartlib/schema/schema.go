@@ -36,8 +36,9 @@
 //     accepts other keys in this map only: the maps below stay closed unless marked. On a list,
 //     `additionalProperties` is ignored.
 //
-// Marker lines are not part of the description (helm-docs ignores them too as they follow the `# --` text only when
-// written after it; write them last in the block).
+// Write marker lines above the `# --` line of the block: helm-docs takes every comment line after `# --` into the
+// README description, so a marker written below it would show up there. Lint (run by `kof schema verify`) reports
+// such markers.
 package schema
 
 import (

@@ -161,3 +161,22 @@ func TestSync(t *testing.T) {
 		t.Errorf("drift after a values change = %v", drift)
 	}
 }
+
+func TestLint(t *testing.T) {
+	values := strings.Join([]string{
+		"# @schema additionalProperties: true", // above the description: fine
+		"# -- Open map.",
+		"open: {}",
+		"# -- Closed map.",
+		"# continued description",
+		"# @schema enum: [a, b]", // line 6: below the description
+		"mode: a",
+		"# plain comment, no description",
+		"# @schema type: string", // no `# --` in this block: fine
+		"name: x",
+	}, "\n")
+	got := Lint([]byte(values))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "line 6: ") {
+		t.Errorf("Lint = %v, want one problem at line 6", got)
+	}
+}
