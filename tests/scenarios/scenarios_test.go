@@ -1,13 +1,18 @@
 package scenarios
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/chartlib/values"
 	"kof.dev/kof/operator/names"
 )
 
@@ -372,9 +377,27 @@ func TestScenario09ModeConflict(t *testing.T) {
 	}
 }
 
-// TestScenario14ValuesTypo: the misspelled key fails the umbrella's schema validation (what `helm install` runs),
-// naming its path; nothing is rendered.
+// TestScenario14ValuesTypo: `kof check values` (chartlib/values) reports the misspelled key with its path and a
+// suggestion, and the umbrella's schema validation (what `helm install` runs) rejects it naming its path; nothing is
+// rendered.
 func TestScenario14ValuesTypo(t *testing.T) {
+	findings, err := values.NewChecker(chartsDir).CheckFiles("kof", []string{filepath.Join("testdata", "14-values-typo", "values.yaml")})
+	if err != nil {
+		t.Fatalf("check values: %v", err)
+	}
+	const want = "kof-child.values.fromManagement.toManagmentCluster"
+	found := false
+	for _, fd := range findings {
+		if msg := fd.String(); strings.Contains(msg, want) {
+			found = true
+			if !strings.Contains(msg, "toManagementCluster?") {
+				t.Errorf("finding %q does not suggest toManagementCluster", msg)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("kof check values findings %v do not name %s", findings, want)
+	}
 	f, err := renderScenario(t, "14-values-typo")
 	if err == nil {
 		t.Fatal("render succeeded; want a schema validation error")
@@ -388,5 +411,38 @@ func TestScenario14ValuesTypo(t *testing.T) {
 	}
 	if !strings.Contains(strings.ToLower(msg), "schema") {
 		t.Errorf("error %q is not a schema validation error", msg)
+	}
+}
+
+// TestScenariosModesAgree: the KOF charts write layer-2 values as one line of JSON so that Sveltos' double pass
+// (v1.0.1-v1.15) and the single pass of later releases give every cluster the same values and the same failures.
+func TestScenariosModesAgree(t *testing.T) {
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			double := mustRender(t, sc.name)
+			opts := options(t, sc.name)
+			opts.Mode, opts.Validator = sveltos.SinglePass, nil
+			single, err := fleet.Render(context.Background(), opts)
+			if err != nil {
+				t.Fatalf("single-pass render: %v", err)
+			}
+			for _, dc := range double.Clusters {
+				sc := cluster(t, single, dc.Name)
+				if len(sc.Services) != len(dc.Services) {
+					t.Errorf("%s: %d services in single-pass, %d in double-pass", dc.Name, len(sc.Services), len(dc.Services))
+					continue
+				}
+				for i, ds := range dc.Services {
+					ss := sc.Services[i]
+					if (ds.Err == nil) != (ss.Err == nil) {
+						t.Errorf("%s/%s: double-pass error %v, single-pass error %v", dc.Name, ds.Name, ds.Err, ss.Err)
+					}
+					if diff := cmp.Diff(ds.Values, ss.Values); diff != "" {
+						t.Errorf("%s/%s values differ (-double +single):\n%s", dc.Name, ds.Name, diff)
+					}
+				}
+			}
+		})
 	}
 }
