@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/events"
@@ -42,11 +44,15 @@ func main() {
 	}
 }
 
-// cacheOptions limits the informer cache: Secrets to those the operator labelled (credentials it made), and, when
-// KOF_WATCH_NAMESPACES is set, every namespaced kind to those namespaces plus the release and KCM namespaces.
+// cacheOptions limits the informer cache: Secrets, VMUsers and MultiClusterServices to those the operator labelled
+// (objects of earlier releases are read directly from the API server), and, when KOF_WATCH_NAMESPACES is set, every
+// namespaced kind to those namespaces plus the release and KCM namespaces.
 func cacheOptions(cfg config.Config) cache.Options {
+	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})},
+		&corev1.Secret{}:             ours,
+		&vmv1beta1.VMUser{}:          ours,
+		&kcmv1.MultiClusterService{}: ours,
 	}}
 	if len(cfg.WatchNamespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{cfg.ReleaseNamespace: {}, cfg.KCMNamespace: {}}
