@@ -152,12 +152,12 @@ Input: the root context. Output: YAML list of Sveltos TemplateResourceRef object
 {{/*
 kof-child.selector: the clusterSelector of a child MultiClusterService, never empty: `kof-cluster-role: child` plus,
 when both variants are rendered, `istio-role: member` (Istio variant) or its absence (standard variant), plus the
-version gate label unless autoUpgrade. Input: dict {root, variant, both}. Output: YAML of a metav1.LabelSelector.
+version gate label unless autoUpgrade. In regionless Istio mode the Istio variant alone selects every child. Input: dict {root, variant, both}. Output: YAML of a metav1.LabelSelector.
 */}}
 {{- define "kof-child.selector" -}}
 matchLabels:
   k0rdent.mirantis.com/kof-cluster-role: child
-  {{- if eq .variant "istio" }}
+  {{- if and .both (eq .variant "istio") }}
   k0rdent.mirantis.com/istio-role: member
   {{- end }}
   {{- if not .root.Values.autoUpgrade }}

@@ -338,3 +338,32 @@ func TestChildNullRemovesExporter(t *testing.T) {
 		}
 	}
 }
+
+// TestChildRegionlessIstio checks scenario 04 for children: regionless with the Istio namespace label renders only
+// kof-istio-child-cluster, selecting every child, whose collectors write to http://mothership-vmauth:8427/....
+func TestChildRegionlessIstio(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-child", lookup: loadObjects(t, "clusters/namespace-istio.yaml"),
+		values: map[string]any{"regionless": map[string]any{"enabled": true}}})
+	if got := objNames(res, "MultiClusterService"); !cmp.Equal(got, []string{"kof-istio-child-cluster"}) {
+		t.Fatalf("MCS names = %v, want [kof-istio-child-cluster]", got)
+	}
+	mcs := mcsNamed(t, res, "kof-istio-child-cluster")
+	cds := loadObjects(t, "clusters/standard.yaml")
+	child := deployment(t, cds, "child-1")
+	if !selects(t, mcs, child.GetLabels()) {
+		t.Fatal("the regionless Istio MCS must select children without the istio-role label")
+	}
+	objects := childFixtures(cds, "mothership", "mothership.kof.example.com", "child-2")
+	cluster := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "child-2", "namespace": kcmNamespace},
+	}}
+	_, rendered := layer2Golden(t, mustInstantiate(t, mcs, cluster, objects))
+	for _, col := range collectorSpecs(t, rendered["kof-collectors"].objects) {
+		for name, ep := range exporterEndpoints(t, col) {
+			if !strings.HasPrefix(ep, "http://mothership-vmauth:8427/") {
+				t.Errorf("collector %s exporter %s writes to %q, want http://mothership-vmauth:8427/...", col.GetName(), name, ep)
+			}
+		}
+	}
+}
