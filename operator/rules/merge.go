@@ -306,7 +306,15 @@ func vmRules(groups []Group, byCluster map[string]*sourcePatches, clusters []str
 	}
 	delete(all, "")
 	out := map[string]string{}
+	shared := "" // the values of every cluster without patches of its own, marshalled once
 	for _, cluster := range sortedKeys(all) {
+		if byCluster[cluster] == nil && !bad[cluster] {
+			if shared == "" {
+				shared = marshalValues(defaults)
+			}
+			out[cluster] = shared
+			continue
+		}
 		patched := defaults
 		if sp := byCluster[cluster]; sp != nil && !bad[cluster] {
 			var err error
@@ -322,14 +330,19 @@ func vmRules(groups []Group, byCluster map[string]*sourcePatches, clusters []str
 			}
 			continue
 		}
-		var values vmRulesValues
-		values.VMRules.Groups = map[string][]Rule{}
-		for _, g := range patched {
-			values.VMRules.Groups[g.Name] = append(values.VMRules.Groups[g.Name], g.Rules...)
-		}
-		out[cluster] = marshal(values)
+		out[cluster] = marshalValues(patched)
 	}
 	return out, problems
+}
+
+// marshalValues returns the vmrules values YAML of groups: `vmrules: {groups: {<group>: [rules]}}`.
+func marshalValues(groups []Group) string {
+	var values vmRulesValues
+	values.VMRules.Groups = map[string][]Rule{}
+	for _, g := range groups {
+		values.VMRules.Groups[g.Name] = append(values.VMRules.Groups[g.Name], g.Rules...)
+	}
+	return marshal(values)
 }
 
 // marshalFile returns the YAML of a promxy rule file holding g alone.
