@@ -3,6 +3,8 @@ package mgmt
 import (
 	"os"
 	"testing"
+
+	"kof.dev/kof/chartlib/render"
 )
 
 // TestUmbrellaValuesFitComponents renders, for the umbrella's defaults and every umbrella ci/ file and scenario
@@ -31,6 +33,47 @@ func TestUmbrellaValuesFitComponents(t *testing.T) {
 				if res.Len() == 0 && chart != "kof-propagation" {
 					t.Errorf("%s renders nothing with the umbrella's values", chart)
 				}
+			}
+		})
+	}
+}
+
+// TestMultiClusterServicesNameRenderedTemplates: every ServiceTemplate a MultiClusterService of kof-regional or
+// kof-child names (as rendered with the umbrella's values) is one kof-mothership renders, for the umbrella's
+// defaults and the scenarios that change which services are deployed.
+func TestMultiClusterServicesNameRenderedTemplates(t *testing.T) {
+	for name, files := range map[string][]string{
+		"defaults":      nil,
+		"02-regionless": {scenario("02-regionless")},
+		"05-m2m":        {scenario("05-m2m")},
+		"08-m2r":        {scenario("08-m2r")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			umbrella := renderChart(t, renderSpec{chart: "kof", files: files})
+			component := func(chart string) *render.Result {
+				values, _ := dig(mustGet(t, umbrella, "HelmRelease", fluxNamespace, chart).Object, "spec", "values").(map[string]any)
+				return renderChart(t, renderSpec{chart: chart, values: values, lenient: true})
+			}
+			templates := map[string]bool{}
+			for _, st := range component("kof-mothership").OfKind("ServiceTemplate") {
+				templates[st.GetName()] = true
+			}
+			named := 0
+			for _, chart := range []string{"kof-regional", "kof-child"} {
+				for _, mcs := range component(chart).OfKind("MultiClusterService") {
+					services, _ := dig(mcs.Object, "spec", "serviceSpec", "services").([]any)
+					for _, s := range services {
+						tmpl, _ := s.(map[string]any)["template"].(string)
+						named++
+						if !templates[tmpl] {
+							t.Errorf("%s MultiClusterService %s names ServiceTemplate %q, which kof-mothership does not render", chart, mcs.GetName(), tmpl)
+						}
+					}
+				}
+			}
+			t.Logf("%d services name rendered ServiceTemplates", named)
+			if named == 0 {
+				t.Error("no MultiClusterService names any ServiceTemplate")
 			}
 		})
 	}
