@@ -44,11 +44,13 @@ func BenchmarkFleet(b *testing.B) {
 	}
 	opts := Options{ChartsDir: chartsDir, Clusters: benchClusters(), Validator: v}
 	b.ReportAllocs()
+	renders := 0
 	for b.Loop() {
 		f, err := Render(context.Background(), opts)
 		if err != nil {
 			b.Fatal(err)
 		}
+		renders = localRenders(f)
 		if len(f.Clusters) != 1+benchRegionals+benchChildren {
 			b.Fatalf("rendered %d clusters, want %d", len(f.Clusters), 1+benchRegionals+benchChildren)
 		}
@@ -60,4 +62,18 @@ func BenchmarkFleet(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(renders), "renders/op")
+}
+
+// localRenders returns the number of chart renders of f: every local service but the operator's outputs.
+func localRenders(f *Fleet) int {
+	n := 0
+	for _, c := range f.Clusters {
+		for _, s := range c.Services {
+			if s.Local && s.Name != OperatorOutputs {
+				n++
+			}
+		}
+	}
+	return n
 }
