@@ -68,10 +68,14 @@ func TestRenderFleetUsage(t *testing.T) {
 	if code, stdout, _ := kof(t, "render"); code != exitClean || !strings.Contains(stdout, "--clusters") {
 		t.Errorf("no flags: exit %d, want help listing --clusters:\n%s", code, stdout)
 	}
+	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := kof(t, "render", "--charts", "../../charts", "-f",
 		filepath.Join(scenarioDir, "09-m2m-and-m2r-conflict", "values.yaml"),
-		"--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml"))
+		"--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml"), "--out", out)
 	if code != exitFindings || !strings.Contains(stderr, "storage modes conflict") {
 		t.Errorf("conflicting modes: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("conflicting modes wrote %s (stat: %v); want nothing rendered", out, err)
 	}
 }
