@@ -119,7 +119,8 @@ func setup(mgr ctrl.Manager, cfg config.Config) error {
 	}{
 		{clusterdeployment.Name, &clusterdeployment.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			Config: cfg, Recorder: rec(clusterdeployment.Name)}},
-		{regional.Name, &regional.Reconciler{Client: mgr.GetClient(), Config: cfg, Recorder: rec(regional.Name)}},
+		{regional.Name, &regional.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+			Recorder: rec(regional.Name)}},
 		{"kof-promxyservergroup", &promxyservergroup.Reconciler{Client: mgr.GetClient(), Recorder: rec("kof-promxyservergroup"),
 			Namespace: cfg.ReleaseNamespace, PodSelector: cfg.PromxyPodSelector,
 			Options: promxy.Options{AlertmanagerURL: cfg.PromxyAlertmanagerURL, RemoteWriteURL: cfg.PromxyRemoteWriteURL}}},

@@ -52,9 +52,13 @@ type Reconciler struct {
 	Client   client.Client
 	Config   config.Config
 	Recorder events.EventRecorder
+	// APIReader reads the API server directly; optional. When set, the admin bundle an earlier KOF release named
+	// with decimal Adler-32 is removed once its replacement exists (the cache holds only labelled objects).
+	APIReader client.Reader
 
-	mu   sync.Mutex
-	last map[types.NamespacedName]string
+	mu         sync.Mutex
+	last       map[types.NamespacedName]string
+	legacyDone map[types.NamespacedName]bool
 }
 
 func (r *Reconciler) applier() apply.Applier {
@@ -198,11 +202,35 @@ func (r *Reconciler) ensureAdmin(ctx context.Context, cm *corev1.ConfigMap, in I
 	if in.Regionless {
 		regional = ""
 	}
-	_, err := bundle.Keeper{Applier: r.applier(), Config: r.Config}.Ensure(ctx, bundle.Spec{
+	if _, err := (bundle.Keeper{Applier: r.applier(), Config: r.Config}).Ensure(ctx, bundle.Spec{
 		Base: adminBase(cm, in), Namespace: cm.Namespace, Owner: cm, Regional: regional,
 		OwnerLabels: bundle.OwnerLabels("ConfigMap", cm.Namespace, cm.Name),
-	})
-	return err
+	}); err != nil {
+		return err
+	}
+	return r.removeLegacy(ctx, cm, in)
+}
+
+// removeLegacy deletes, once per ConfigMap and process, the admin bundle of an earlier KOF release.
+func (r *Reconciler) removeLegacy(ctx context.Context, cm *corev1.ConfigMap, in Input) error {
+	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}
+	r.mu.Lock()
+	done := r.legacyDone[key]
+	r.mu.Unlock()
+	if done || r.APIReader == nil {
+		return nil
+	}
+	k := bundle.Keeper{Applier: apply.Applier{Reader: r.APIReader, Writer: r.Client}, Config: r.Config}
+	if _, err := k.Remove(ctx, cm.Namespace, names.LegacyAdminVMUserBase(cm.Namespace, in.Cluster)); err != nil {
+		return fmt.Errorf("remove legacy admin bundle of %s: %w", key, err)
+	}
+	r.mu.Lock()
+	if r.legacyDone == nil {
+		r.legacyDone = map[types.NamespacedName]bool{}
+	}
+	r.legacyDone[key] = true
+	r.mu.Unlock()
+	return nil
 }
 
 // cleanup deletes everything the ConfigMap caused and removes the finalizer.
