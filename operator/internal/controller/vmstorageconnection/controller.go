@@ -42,6 +42,9 @@ const (
 	MountedSecretsAnnotation = kofv1.Prefix + "kof-storage-connection-secrets"
 	// SourceSecretAnnotation on a copied credentials Secret names its source `namespace/name`.
 	SourceSecretAnnotation = kofv1.Prefix + "kof-source-secret"
+	// ClusterRefAnnotation on a VMStorageConnection records the cluster (`kind/namespace/name`) its node was last
+	// applied to, so that the node leaves that cluster when spec.cluster_ref changes.
+	ClusterRefAnnotation = kofv1.Prefix + "kof-storage-cluster"
 )
 
 // Reconciler keeps storage clusters in line with the VMStorageConnections that reference them. Client and Recorder
@@ -143,28 +146,61 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 	}()
 
 	key := refOf(&conn)
-	if key.kind != kofv1.KindVLCluster && key.kind != kofv1.KindVTCluster {
-		o = failure(kofv1.ReasonInvalidSpec, fmt.Sprintf("spec.cluster_ref.kind: %q; use %s or %s", key.kind, kofv1.KindVLCluster, kofv1.KindVTCluster))
-		return reconcile.Result{}, nil
-	}
+	prev, hadPrev := parseClusterKey(conn.Annotations[ClusterRefAnnotation])
+	stale := hadPrev && prev != key // the connection moved: its node must leave the previous cluster
 	if deleting {
-		return reconcile.Result{}, r.finalize(ctx, &conn, key)
+		return reconcile.Result{}, r.finalize(ctx, &conn, key, prev, stale)
+	}
+	if !validKind(key.kind) {
+		o = failure(kofv1.ReasonInvalidSpec, fmt.Sprintf("spec.cluster_ref.kind: %q; use %s or %s", key.kind, kofv1.KindVLCluster, kofv1.KindVTCluster))
+		if stale {
+			_, err = r.sync(ctx, prev, "")
+		}
+		return reconcile.Result{}, err
 	}
 	if err := r.ensureMetadata(ctx, &conn, key); err != nil {
 		return reconcile.Result{}, err
 	}
 	base.ResourceVersion = conn.ResourceVersion
 	o, err = r.sync(ctx, key, conn.Namespace+"/"+conn.Name)
+	if err == nil && stale {
+		_, err = r.sync(ctx, prev, "")
+	}
 	return reconcile.Result{}, err
 }
 
-// finalize removes the connection's node from its cluster (when the cluster still exists) and then the finalizer.
-func (r *Reconciler) finalize(ctx context.Context, conn *kofv1.VMStorageConnection, key clusterKey) error {
+// validKind reports whether kind is a storage cluster kind this controller serves.
+func validKind(kind string) bool { return kind == kofv1.KindVLCluster || kind == kofv1.KindVTCluster }
+
+// String returns the key as `kind/namespace/name`, the form of ClusterRefAnnotation.
+func (k clusterKey) String() string { return k.kind + "/" + k.namespace + "/" + k.name }
+
+// parseClusterKey parses ClusterRefAnnotation; false when absent or malformed.
+func parseClusterKey(s string) (clusterKey, bool) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || !validKind(parts[0]) || parts[1] == "" || parts[2] == "" {
+		return clusterKey{}, false
+	}
+	return clusterKey{kind: parts[0], namespace: parts[1], name: parts[2]}, true
+}
+
+// finalize removes the connection's node from its cluster and from the cluster it was applied to before (when they
+// still exist), then the finalizer.
+func (r *Reconciler) finalize(ctx context.Context, conn *kofv1.VMStorageConnection, key, prev clusterKey, stale bool) error {
 	if !controllerutil.ContainsFinalizer(conn, kofv1.VMStorageConnectionFinalizer) {
 		return nil
 	}
-	if _, err := r.sync(ctx, key, ""); err != nil {
-		return err
+	var keys []clusterKey
+	if validKind(key.kind) {
+		keys = append(keys, key)
+	}
+	if stale {
+		keys = append(keys, prev)
+	}
+	for _, k := range keys {
+		if _, err := r.sync(ctx, k, ""); err != nil {
+			return err
+		}
 	}
 	patch := client.MergeFromWithOptions(conn.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(conn, kofv1.VMStorageConnectionFinalizer)
@@ -174,8 +210,8 @@ func (r *Reconciler) finalize(ctx context.Context, conn *kofv1.VMStorageConnecti
 	return nil
 }
 
-// ensureMetadata adds the finalizer and the index labels `k0rdent.mirantis.com/cluster-name` and `cluster-kind`
-// when missing, in one patch; it writes nothing when they are in place. Connections are always found by their spec,
+// ensureMetadata adds the finalizer, the index labels `k0rdent.mirantis.com/cluster-name` and `cluster-kind` and
+// ClusterRefAnnotation when missing or outdated, in one patch; it writes nothing when they are in place. Connections are always found by their spec,
 // so the labels serve users and other tools (`kubectl get -l`).
 func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageConnection, key clusterKey) error {
 	want := map[string]string{kofv1.StorageClusterKindLabel: key.kind}
@@ -189,7 +225,8 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageCo
 			labelsOK = false
 		}
 	}
-	if labelsOK && controllerutil.ContainsFinalizer(conn, kofv1.VMStorageConnectionFinalizer) {
+	if labelsOK && conn.Annotations[ClusterRefAnnotation] == key.String() &&
+		controllerutil.ContainsFinalizer(conn, kofv1.VMStorageConnectionFinalizer) {
 		return nil
 	}
 	patch := client.MergeFrom(conn.DeepCopy())
@@ -197,6 +234,10 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageCo
 		conn.Labels = map[string]string{}
 	}
 	maps.Copy(conn.Labels, want)
+	if conn.Annotations == nil {
+		conn.Annotations = map[string]string{}
+	}
+	conn.Annotations[ClusterRefAnnotation] = key.String()
 	controllerutil.AddFinalizer(conn, kofv1.VMStorageConnectionFinalizer)
 	if err := r.Client.Patch(ctx, conn, patch); err != nil {
 		return fmt.Errorf("add finalizer and labels to VMStorageConnection %s/%s: %w", conn.Namespace, conn.Name, err)

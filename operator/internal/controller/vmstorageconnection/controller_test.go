@@ -306,3 +306,35 @@ func TestWatchRepairsReset(t *testing.T) {
 	}
 	waitFor("the storage node to come back after a reset", hasNode)
 }
+
+func TestMovedConnectionLeavesPreviousCluster(t *testing.T) {
+	f := newFixture(t, "moved")
+	create(t, f.ctx, &vmv1.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs-audit"}})
+	c := f.conn(t, "kof-audit-logs-storage-connection-a", kofv1.KindVLCluster, "kof-logs", "vmauth-cluster:8427/vlas", false)
+	f.reconcile(t, c)
+	if _, sel := f.vlselect(t); sel.ExtraArgs[ArgStorageNode] != "vmauth-cluster:8427/vlas" {
+		t.Fatalf("storageNode = %q before the move", sel.ExtraArgs[ArgStorageNode])
+	}
+	c = get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta})
+	c.Spec.ClusterRef.Name = "kof-logs-audit"
+	if err := env.Client.Update(f.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, c)
+	if _, sel := f.vlselect(t); sel.ExtraArgs[ArgStorageNode] != "" {
+		t.Errorf("old cluster storageNode = %q, want it removed after the move", sel.ExtraArgs[ArgStorageNode])
+	}
+	var audit vmv1.VLCluster
+	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.clusterNS, Name: "kof-logs-audit"}, &audit); err != nil {
+		t.Fatal(err)
+	}
+	if audit.Spec.VLSelect == nil || audit.Spec.VLSelect.ExtraArgs[ArgStorageNode] != "vmauth-cluster:8427/vlas" {
+		t.Errorf("new cluster vlselect = %+v, want the node", audit.Spec.VLSelect)
+	}
+	got := get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta})
+	if want := kofv1.KindVLCluster + "/" + f.clusterNS + "/kof-logs-audit"; got.Annotations[ClusterRefAnnotation] != want ||
+		got.Labels[kofv1.StorageClusterNameLabel] != "kof-logs-audit" {
+		t.Errorf("annotation/label = %q/%q, want %q and kof-logs-audit", got.Annotations[ClusterRefAnnotation],
+			got.Labels[kofv1.StorageClusterNameLabel], want)
+	}
+}
