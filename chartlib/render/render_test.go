@@ -258,3 +258,29 @@ func BenchmarkRepositoryChartFromDisk(b *testing.B) {
 		}
 	}
 }
+
+func TestLookupCustomResourceFixtures(t *testing.T) {
+	vm := func(ns, name, retention string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "operator.victoriametrics.com/v1beta1", "kind": "VMCluster",
+			"metadata": map[string]any{"name": name, "namespace": ns},
+			"spec":     map[string]any{"retentionPeriod": retention},
+		}}
+	}
+	set, err := Chart(context.Background(), Options{ChartDir: "testdata/crlookup", Namespace: "kof",
+		Lookup: []*unstructured.Unstructured{vm("kof", "cluster", "30d"), vm("other", "cluster", "1y"), vm("kof", "b", "1d")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := set.Get("ConfigMap", "kof", "crlookup")
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if diff := cmp.Diff(map[string]string{"retention": "30d", "clusters": "3"}, data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+	// A kind the fixtures do not serve fails like an API the cluster does not serve.
+	_, err = Chart(context.Background(), Options{ChartDir: "testdata/crlookup", Namespace: "kof",
+		Lookup: []*unstructured.Unstructured{secret("kof", "creds", "eA==")}})
+	if err == nil || !strings.Contains(err.Error(), "operator.victoriametrics.com/v1beta1") {
+		t.Errorf("unserved kind: %v", err)
+	}
+}

@@ -52,6 +52,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// maxDepth bounds the nesting of values (and of aliases expanding into themselves).
+const maxDepth = 100
+
 // Draft07 is the `$schema` URI of every generated schema.
 const Draft07 = "http://json-schema.org/draft-07/schema#"
 
@@ -114,6 +117,9 @@ func nodeSchema(n *yaml.Node, path, comment string, open bool) (*ordered, error)
 	markers, err := parseMarkers(comment, path)
 	if err != nil {
 		return nil, err
+	}
+	if depth := strings.Count(path, ".") + 1; depth > maxDepth {
+		return nil, fmt.Errorf("%s: values nest deeper than %d levels (a recursive alias?)", path[:64], maxDepth)
 	}
 	s := &ordered{}
 	if n.Kind == yaml.AliasNode {
