@@ -33,7 +33,8 @@ type Finding struct {
 func (f Finding) String() string { return f.Path + ": " + f.Message }
 
 // DefaultHandoffs returns, per chart, the values paths whose content is the values of another KOF chart (source:
-// docs/values-contract.md, "Umbrella component blocks" and "Paths users already use"). `*` stands for any key:
+// docs/values-contract.md, "Umbrella component blocks" and "Paths users already use"; the `storage`, `collectors`
+// and `operators.values` keys of charts/kof-child and charts/kof-regional). `*` stands for any key:
 // `*.values` in the umbrella is `<component>.values`, checked against charts/<component> when that chart exists
 // (third-party components such as victoria-metrics-operator have no local chart and are skipped).
 func DefaultHandoffs() map[string]map[string]string {
@@ -43,10 +44,14 @@ func DefaultHandoffs() map[string]map[string]string {
 		},
 		"kof-child": {
 			"storage":                   "kof-storage",
+			"collectors":                "kof-collectors",
 			"fromManagement.collectors": "kof-collectors",
+			"operators.values":          "kof-operators",
 		},
 		"kof-regional": {
-			"storage": "kof-storage",
+			"storage":          "kof-storage",
+			"collectors":       "kof-collectors",
+			"operators.values": "kof-operators",
 		},
 	}
 }

@@ -148,3 +148,29 @@ func TestUmbrellaMatchesComponents(t *testing.T) {
 		t.Errorf("%s", f)
 	}
 }
+
+// TestNestedHandoffsReachComponentCharts checks a typo two charts deep: umbrella → kof-child → kof-storage.
+func TestNestedHandoffsReachComponentCharts(t *testing.T) {
+	vals := map[string]any{"kof-child": map[string]any{"values": map[string]any{
+		"storage":    map[string]any{"victoriametricz": map[string]any{}},
+		"collectors": map[string]any{"not-a-collectors-key": true},
+	}}}
+	got, err := NewChecker("../../charts").Check("kof", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{
+		"kof-child.values.storage.victoriametricz":         false,
+		"kof-child.values.collectors.not-a-collectors-key": false,
+	}
+	for _, f := range got {
+		if _, ok := want[f.Path]; ok {
+			want[f.Path] = true
+		}
+	}
+	for path, found := range want {
+		if !found {
+			t.Errorf("%s not reported; findings: %v", path, got)
+		}
+	}
+}
