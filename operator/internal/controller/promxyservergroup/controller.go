@@ -54,7 +54,8 @@ type Reconciler struct {
 	// HTTPClient sends the reload requests; optional, http.DefaultClient when nil. Tests inject a client that
 	// reaches an httptest server.
 	HTTPClient *http.Client
-	// ReloadPort is the promxy pods' HTTP port; optional, DefaultReloadPort when 0.
+	// ReloadPort is the promxy pods' HTTP port; optional: when 0, the pod's container port named `http`, else
+	// DefaultReloadPort.
 	ReloadPort int
 
 	// SettleDelay is the wait before the follow-up reload after a change; optional, DefaultSettleDelay when 0,

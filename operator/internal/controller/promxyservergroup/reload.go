@@ -84,16 +84,12 @@ func (r *Reconciler) reload(ctx context.Context) error {
 	if httpClient == nil {
 		httpClient = http.DefaultClient
 	}
-	port := r.ReloadPort
-	if port == 0 {
-		port = DefaultReloadPort
-	}
 	var errs []error
 	for _, pod := range pods.Items {
 		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() {
 			continue
 		}
-		url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(port)) + ReloadPath
+		url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(reloadPort(r.ReloadPort, &pod))) + ReloadPath
 		if err := post(ctx, httpClient, url); err != nil {
 			errs = append(errs, fmt.Errorf("reload promxy pod %s: %w", pod.Name, err))
 		}
@@ -117,4 +113,23 @@ func post(ctx context.Context, c *http.Client, url string) error {
 		return fmt.Errorf("POST %s: status %s", url, resp.Status)
 	}
 	return nil
+}
+
+// HTTPPortName is the container port name of promxy's HTTP listener in the kof-mothership chart.
+const HTTPPortName = "http"
+
+// reloadPort returns the port to reload pod on: configured when non-zero, else the pod's container port named
+// HTTPPortName, else DefaultReloadPort.
+func reloadPort(configured int, pod *corev1.Pod) int {
+	if configured != 0 {
+		return configured
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == HTTPPortName && p.ContainerPort > 0 {
+				return int(p.ContainerPort)
+			}
+		}
+	}
+	return DefaultReloadPort
 }
