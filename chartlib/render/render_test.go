@@ -284,3 +284,34 @@ func TestLookupCustomResourceFixtures(t *testing.T) {
 		t.Errorf("unserved kind: %v", err)
 	}
 }
+
+func TestLoadedChartWithDependenciesIsNotModified(t *testing.T) {
+	c, err := Load("testdata/parent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		set   []string
+		kinds map[string]int
+	}{
+		{[]string{"child.enabled=false"}, map[string]int{"ConfigMap": 1}},
+		{nil, map[string]int{"ConfigMap": 2}},
+		{[]string{"child.enabled=false"}, map[string]int{"ConfigMap": 1}},
+	} {
+		set, err := Chart(context.Background(), Options{Chart: c, Set: tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.kinds, set.Kinds()); diff != "" {
+			t.Errorf("%v: kinds (-want +got):\n%s", tc.set, diff)
+		}
+		if child := set.Get("ConfigMap", "", "child"); child != nil {
+			if g, _, _ := unstructured.NestedString(child.Object, "data", "greeting"); g != "hello" {
+				t.Errorf("parent value for the subchart: greeting = %q, want hello", g)
+			}
+		}
+	}
+	if len(c.Dependencies()) != 1 {
+		t.Errorf("loaded chart lost its dependency: %d", len(c.Dependencies()))
+	}
+}
