@@ -253,3 +253,28 @@ func BenchmarkValidate(b *testing.B) {
 		}
 	}
 }
+
+// TestVictoriaMetricsKindsRejectUnknownSpecFields covers every VictoriaMetrics kind KOF renders: an unknown spec
+// field fails with its path although the operator's own types only record it in Status.ParsingSpecError.
+func TestVictoriaMetricsKindsRejectUnknownSpecFields(t *testing.T) {
+	v := validator(t)
+	for _, kind := range []struct{ apiVersion, kind string }{
+		{"operator.victoriametrics.com/v1beta1", "VMCluster"},
+		{"operator.victoriametrics.com/v1beta1", "VMAuth"},
+		{"operator.victoriametrics.com/v1beta1", "VMUser"},
+		{"operator.victoriametrics.com/v1beta1", "VMAlert"},
+		{"operator.victoriametrics.com/v1beta1", "VMAlertmanager"},
+		{"operator.victoriametrics.com/v1beta1", "VMRule"},
+		{"operator.victoriametrics.com/v1", "VLCluster"},
+		{"operator.victoriametrics.com/v1", "VTCluster"},
+	} {
+		t.Run(kind.kind, func(t *testing.T) {
+			doc := "apiVersion: " + kind.apiVersion + "\nkind: " + kind.kind +
+				"\nmetadata: {name: x, namespace: kof}\nspec:\n  bogusField: 1\n"
+			fs := v.Set(parse(t, doc))
+			if len(fs) != 1 || fs[0].Path != "spec.bogusField" {
+				t.Errorf("findings = %v, want one at spec.bogusField", fs)
+			}
+		})
+	}
+}
