@@ -1,6 +1,7 @@
 {{/*
 kof-regional.services: the services of one regional MultiClusterService, in dependsOn order: cert-manager and
-Envoy Gateway or ingress-nginx (not in Istio), kof-operators, the VictoriaMetrics operator, kof-storage (plus the
+Envoy Gateway or ingress-nginx (not in Istio), kof-operators, the VictoriaMetrics operator (none of these four on
+the management cluster in regionless mode: KCM and the kof umbrella install them there already), kof-storage (plus the
 cluster's vmrules ConfigMap `kof-record-vmrules-<cluster>` as valuesFrom, except in regionless mode, where the
 management cluster's rules are kof-mothership's), kof-collectors. Each `values` is a layer-2 template (files/*.tpl).
 Input: dict {root, istio, self} (self: the management cluster in regionless mode, else empty).
@@ -13,6 +14,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $self := .self -}}
 {{- $shared := include "kof-regional.shared" (dict "root" $root "istio" .istio) | fromYaml -}}
 {{- $svcs := list -}}
+{{- if not $self -}}
 {{- if and (not $istio) $v.certManager.enabled -}}
 {{- $cm := index $v.catalog "cert-manager" -}}
 {{- $svcs = append $svcs (dict "name" "cert-manager" "namespace" $v.certManager.namespace "template" (include "kof-regional.templateName" (dict "name" "cert-manager" "version" $cm.version)) "file" "files/service.tpl" "data" (dict "values" $v.certManager.values "annotation" "")) -}}
@@ -35,6 +37,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $vmoValues = mergeOverwrite (dict "global" (dict "image" (dict "registry" $v.global.registry))) $vmoValues -}}
 {{- end -}}
 {{- $svcs = append $svcs (dict "name" "victoria-metrics-operator" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "victoria-metrics-operator" "version" $vmo.version)) "file" "files/service.tpl" "data" (dict "values" $vmoValues "annotation" "k0rdent.mirantis.com/kof-victoria-metrics-operator-values")) -}}
+{{- end -}}
 {{- $selfData := dict "enabled" false "name" "" "namespace" "" "domain" "" "certEmail" "" -}}
 {{- if $self -}}
 {{- $selfData = dict "enabled" true "name" $v.regionless.clusterName "namespace" $v.kcmNamespace "domain" $v.regionless.domain "certEmail" $v.regionless.certEmail -}}

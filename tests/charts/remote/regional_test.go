@@ -209,6 +209,10 @@ func TestRegionalRegionless(t *testing.T) {
 	base := names.AdminVMUserBase(kcmNamespace, "mothership")
 	objects := []*unstructured.Unstructured{credentials(kcmNamespace, base, "mothership-admin-password")}
 	results := mustInstantiate(t, mcs, mgmt, objects)
+	// KCM and the kof umbrella already install cert-manager, the gateway and the operators on the management cluster.
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kof-collectors"}) {
+		t.Fatalf("regionless services = %v, want [kof-storage kof-collectors]", got)
+	}
 	checkLayer2Texts(t, mcs, mgmt, objects)
 	golden, rendered := layer2Golden(t, results)
 	checkGolden(t, "layer2/regional-regionless.yaml", golden)
@@ -346,7 +350,7 @@ func TestRegionalIngressRegistry(t *testing.T) {
 }
 
 // TestRegionalRegionlessIstio checks scenario 04 at layer 2: regionless with the Istio namespace label renders only
-// kof-istio-regional-cluster for the management cluster, without cert-manager or gateway services, and its storage
+// kof-istio-regional-cluster for the management cluster, with only kof-storage and kof-collectors, and its storage
 // publishes the in-mesh Service mothership-vmauth that children write to.
 func TestRegionalRegionlessIstio(t *testing.T) {
 	res := renderChart(t, renderSpec{chart: "kof-regional", lookup: loadObjects(t, "clusters/namespace-istio.yaml"),
@@ -358,7 +362,7 @@ func TestRegionalRegionlessIstio(t *testing.T) {
 	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
 	objects := []*unstructured.Unstructured{credentials(kcmNamespace, names.AdminVMUserBase(kcmNamespace, "mothership"), "mothership-admin-password")}
 	results := mustInstantiate(t, mcs, mgmt, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kof-collectors"}) {
 		t.Fatalf("services = %v", got)
 	}
 	_, rendered := layer2Golden(t, results)
