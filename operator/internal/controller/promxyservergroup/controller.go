@@ -43,6 +43,10 @@ const DefaultReloadPort = 8082
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads Secrets the cache may not hold: the promxy config Secret (the kof-mothership chart creates it
+	// without the operator's label) and credential Secrets a user made. Optional; Client only when nil. Changes of
+	// Secrets outside the cache are noticed on the next reconcile, not by the watch.
+	APIReader client.Reader
 	// Recorder emits events on PromxyServerGroups (transitions and failures only).
 	Recorder events.EventRecorder
 	// Namespace is where the promxy config Secrets and the promxy pods live (config RELEASE_NAMESPACE).
@@ -217,7 +221,7 @@ func (r *Reconciler) basicAuth(ctx context.Context, g *kofv1.PromxyServerGroup) 
 	}
 	var s corev1.Secret
 	key := types.NamespacedName{Namespace: g.Namespace, Name: ref.CredentialsSecretName}
-	if err := r.Client.Get(ctx, key, &s); err != nil {
+	if err := r.getSecret(ctx, key, &s, false); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, kofv1.ReasonNotFound, fmt.Errorf("spec.http_client.basic_auth.credentials_secret_name: Secret %s not found; create it or fix the name", key)
 		}
@@ -234,7 +238,7 @@ func (r *Reconciler) basicAuth(ctx context.Context, g *kofv1.PromxyServerGroup) 
 // applySecret applies the config Secret's `config.yaml` when it differs from config and reports whether it wrote.
 func (r *Reconciler) applySecret(ctx context.Context, key types.NamespacedName, config []byte) (bool, error) {
 	var current corev1.Secret
-	err := r.Client.Get(ctx, key, &current)
+	err := r.getSecret(ctx, key, &current, true)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return false, fmt.Errorf("get promxy config Secret %s: %w", key, err)
 	}
@@ -250,6 +254,19 @@ func (r *Reconciler) applySecret(ctx context.Context, key types.NamespacedName, 
 		return false, fmt.Errorf("apply promxy config Secret %s: %w", key, err)
 	}
 	return true, nil
+}
+
+// getSecret reads a Secret through the cache, or straight from the API server when direct is set or the cache does
+// not hold it (and APIReader is set).
+func (r *Reconciler) getSecret(ctx context.Context, key types.NamespacedName, s *corev1.Secret, direct bool) error {
+	if direct && r.APIReader != nil {
+		return r.APIReader.Get(ctx, key, s)
+	}
+	err := r.Client.Get(ctx, key, s)
+	if apierrors.IsNotFound(err) && r.APIReader != nil {
+		return r.APIReader.Get(ctx, key, s)
+	}
+	return err
 }
 
 // joinErrors joins error messages with "; ".

@@ -6,22 +6,34 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/yaml"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/promxy"
 )
 
-// TestWatches runs the controller in a manager: group creation, a credential change and a group deletion each
-// reach the config Secret with no reconcile called by hand.
+// TestWatches runs the controller in a manager whose cache holds only Secrets labelled managed-by kof-operator, as
+// kof-operator's main does: group creation, a credential change and a group deletion each reach the config Secret
+// (made beforehand by the chart, without that label) with no reconcile called by hand.
 func TestWatches(t *testing.T) {
 	f := newFixture(t, "watch")
+	create(t, f.ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.promxyNS, Name: f.secret, Labels: map[string]string{kofv1.ManagedByLabel: "Helm"}},
+		Data:       map[string][]byte{promxy.ConfigKey: []byte("{}")},
+	})
+	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
 	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Cache:      cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: ours}},
 		Scheme:     env.Scheme,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
@@ -29,7 +41,7 @@ func TestWatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.r.Client = mgr.GetClient()
+	f.r.Client, f.r.APIReader = mgr.GetClient(), mgr.GetAPIReader()
 	if err := f.r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +70,11 @@ func TestWatches(t *testing.T) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 
-	creds := credentials(t, f.ctx, f.ns1, "kof-vmuser-creds-admin-r1", "first-password-123")
+	creds := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns1, Name: "kof-vmuser-creds-admin-r1", Labels: map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}},
+		Data:       map[string][]byte{"username": []byte("admin-r1"), "password": []byte("first-password-123")},
+	}
+	create(t, f.ctx, creds)
 	f.group(t, f.ns1, "promxy-server-group-a", "r1", kofv1.BasicAuth{
 		CredentialsSecretName: creds.Name, UsernameKey: "username", PasswordKey: "password"})
 	g2 := f.group(t, f.ns2, "promxy-server-group-b", "r2", kofv1.BasicAuth{})
@@ -78,6 +94,23 @@ func TestWatches(t *testing.T) {
 	waitFor("the deleted group to leave", func(c promxy.Config) bool {
 		return len(c.Promxy.ServerGroups) == 1 && c.Promxy.ServerGroups[0].Labels[promxy.ClusterLabel] == "r1"
 	})
+
+	// The chart's Secret stays outside the cache, yet a resync compares against it and writes nothing.
+	var before corev1.Secret
+	if err := k8sClient.Get(f.ctx, ctrlKey(f), &before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.r.Reconcile(f.ctx, reconcile.Request{NamespacedName: ctrlKey(f)}); err != nil {
+		t.Fatalf("resync: %v", err)
+	}
+	var after corev1.Secret
+	if err := k8sClient.Get(f.ctx, ctrlKey(f), &after); err != nil {
+		t.Fatal(err)
+	}
+	if before.ResourceVersion != after.ResourceVersion || after.Labels[kofv1.ManagedByLabel] != "Helm" {
+		t.Errorf("resync: resourceVersion %s → %s, labels %v; want no write and the chart's label kept",
+			before.ResourceVersion, after.ResourceVersion, after.Labels)
+	}
 }
 
 // ctrlKey is the key of the fixture's config Secret.

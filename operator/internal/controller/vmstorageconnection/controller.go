@@ -52,6 +52,9 @@ const (
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
+	// APIReader reads Secrets the cache may not hold (credential Secrets a user made, and whatever holds a copy's
+	// name in the cluster's namespace). Optional; Client only when nil.
+	APIReader client.Reader
 	// Recorder emits events on VMStorageConnections (transitions and failures only).
 	Recorder events.EventRecorder
 }

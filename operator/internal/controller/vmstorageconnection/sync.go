@@ -187,7 +187,7 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	}
 	srcKey := types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}
 	var src corev1.Secret
-	if err := r.Client.Get(ctx, srcKey, &src); err != nil {
+	if err := r.getSecret(ctx, srcKey, &src, false); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Sprintf("spec.target_storage_node.secret.name: Secret %s not found; create it or fix the name", nsName(srcKey)), nil
 		}
@@ -203,7 +203,7 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	}
 	dstKey := types.NamespacedName{Namespace: ns, Name: ref.Name}
 	var dst corev1.Secret
-	err := r.Client.Get(ctx, dstKey, &dst)
+	err := r.getSecret(ctx, dstKey, &dst, true)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -248,4 +248,17 @@ func (r *Reconciler) pruneCopies(ctx context.Context, ns string, all []kofv1.VMS
 		}
 	}
 	return nil
+}
+
+// getSecret reads a Secret through the cache, or straight from the API server when direct is set or the cache does
+// not hold it (and APIReader is set). Direct reads guard against overwriting a Secret the cache cannot see.
+func (r *Reconciler) getSecret(ctx context.Context, key types.NamespacedName, s *corev1.Secret, direct bool) error {
+	if direct && r.APIReader != nil {
+		return r.APIReader.Get(ctx, key, s)
+	}
+	err := r.Client.Get(ctx, key, s)
+	if apierrors.IsNotFound(err) && r.APIReader != nil {
+		return r.APIReader.Get(ctx, key, s)
+	}
+	return err
 }
