@@ -64,8 +64,13 @@ func composedDict(prefix string) func(Case) string {
 }
 
 // DefaultHelpers returns the helpers KOF charts define and their Go counterparts (docs/values-contract.md "Hashed
-// names in charts"): the child and regional-admin VMUser bases, Adler-32 of the child identity (earlier releases'
-// names), and the composed names `kof-<cluster>`, `kof-cluster-config-<cluster>`, `kof-record-vmrules-<cluster>`.
+// names in charts"), with the context each helper takes:
+//   - `kof.names.childVMUserBase`, `kof.names.adminVMUserBase`: dict {cluster, namespace} → names.ChildVMUserBase,
+//     names.AdminVMUserBase;
+//   - `kof.names.adler32`: a string (the child identity `kof-cluster-config-<cluster>/<namespace>`) → names.Adler32
+//     of it (earlier releases' names);
+//   - `kof.names.composed`: dict {prefix, name} with the prefixes of names.RegionalConfigMap, names.ChildConfigMap and
+//     names.VMRulesConfigMap → those functions.
 func DefaultHelpers() []Helper {
 	return []Helper{
 		{Name: "kof.names.childVMUserBase", Context: clusterDict,
