@@ -1,6 +1,23 @@
 // Package render renders a Helm chart directory exactly as `helm template` / `helm install` would, through the
 // Helm SDK (helm.sh/helm/v3), and returns the objects as a manifest.Set.
 //
+// # Use
+//
+//	set, err := render.Chart(ctx, render.Options{
+//		ChartDir:    "charts/kof-storage",
+//		ValuesFiles: []string{"charts/kof-storage/ci/01-istio-values.yaml"},
+//		Set:         []string{"clusterName=regional-1"},
+//		Namespace:   "kof",
+//		Lookup:      fixtures, // objects `lookup` sees
+//	})
+//	vmcluster := set.Get("VMCluster", "kof", "cluster")   // or "VMCluster.operator.victoriametrics.com"
+//	fmt.Println(set.Kinds())                              // map[ConfigMap:2 VMCluster:1 ...]
+//	yaml, _ := set.YAML()                                 // `---` separated, with `# Source:` lines
+//
+// To render one chart many times (a fleet, a benchmark), Load it once and pass Options.Chart. Files returns the
+// rendered text without parsing it, for templates whose output is not YAML (probes of named helpers). Validation of
+// the objects against their API types is chartlib/validate's job.
+//
 // # Pipeline
 //
 // Chart runs Helm's own steps, in Helm's order, and re-implements none of them:
