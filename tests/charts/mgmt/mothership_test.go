@@ -238,6 +238,10 @@ func checkMothershipDefaults(t *testing.T, res *render.Result) {
 	if len(promxyContainers) != 2 || promxyContainers[1]["name"] != "reloader" {
 		t.Fatalf("promxy containers %v, want promxy and reloader", promxyContainers)
 	}
+	// kof-operator finds the reload port by the container port name `http`.
+	if diff := cmp.Diff([]any{map[string]any{"name": "http", "containerPort": int64(8082), "protocol": "TCP"}}, promxyContainers[0]["ports"]); diff != "" {
+		t.Errorf("promxy container ports (-want +got):\n%s", diff)
+	}
 	// POST /-/reload (sidecar and kof-operator) works only with promxy's lifecycle API on.
 	if diff := cmp.Diff([]any{"--config=/etc/promxy/config/config.yaml", "--bind-addr=:8082", "--web.enable-lifecycle"}, promxyContainers[0]["args"]); diff != "" {
 		t.Errorf("promxy args (-want +got):\n%s", diff)
