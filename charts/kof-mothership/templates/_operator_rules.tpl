@@ -20,19 +20,30 @@ never this file. Input: none. Output: YAML list of PolicyRules.
 - apiGroups:
   - ""
   resources:
-  - events
-  verbs:
-  - create
-  - patch
-- apiGroups:
-  - ""
-  resources:
-  - namespaces
   - pods
   verbs:
   - get
   - list
   - watch
+- apiGroups:
+  - coordination.k8s.io
+  resources:
+  - leases
+  verbs:
+  - create
+  - delete
+  - get
+  - list
+  - patch
+  - update
+  - watch
+- apiGroups:
+  - events.k8s.io
+  resources:
+  - events
+  verbs:
+  - create
+  - patch
 - apiGroups:
   - k0rdent.mirantis.com
   resources:
@@ -46,14 +57,7 @@ never this file. Input: none. Output: YAML list of PolicyRules.
 - apiGroups:
   - k0rdent.mirantis.com
   resources:
-  - clusterdeployments/finalizers
-  verbs:
-  - update
-- apiGroups:
-  - k0rdent.mirantis.com
-  resources:
   - clustertemplates
-  - regions
   verbs:
   - get
   - list
@@ -86,18 +90,17 @@ never this file. Input: none. Output: YAML list of PolicyRules.
 - apiGroups:
   - kof.k0rdent.mirantis.com
   resources:
-  - promxyservergroups/finalizers
-  - vmstorageconnections/finalizers
-  verbs:
-  - update
-- apiGroups:
-  - kof.k0rdent.mirantis.com
-  resources:
   - promxyservergroups/status
   - vmstorageconnections/status
   verbs:
   - get
   - patch
+  - update
+- apiGroups:
+  - kof.k0rdent.mirantis.com
+  resources:
+  - vmstorageconnections/finalizers
+  verbs:
   - update
 - apiGroups:
   - monitoring.coreos.com
@@ -112,6 +115,14 @@ never this file. Input: none. Output: YAML list of PolicyRules.
   resources:
   - vlclusters
   - vtclusters
+  verbs:
+  - get
+  - list
+  - patch
+  - watch
+- apiGroups:
+  - operator.victoriametrics.com
+  resources:
   - vmusers
   verbs:
   - create
