@@ -338,3 +338,23 @@ func TestMovedConnectionLeavesPreviousCluster(t *testing.T) {
 			got.Labels[kofv1.StorageClusterNameLabel], want)
 	}
 }
+
+func TestCopyNeverOverwritesForeignSecret(t *testing.T) {
+	f := newFixture(t, "foreign")
+	foreign := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: credsName},
+		Data:       map[string][]byte{"username": []byte("someone-else")},
+	}
+	create(t, f.ctx, foreign)
+	c := f.conn(t, "kof-logs-storage-connection-a", kofv1.KindVLCluster, "kof-logs", "n:1", true)
+	f.reconcile(t, c)
+	got := get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta})
+	cond := meta.FindStatusCondition(got.Status.Conditions, kofv1.ConditionReady)
+	if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "is not a copy") {
+		t.Errorf("Ready = %+v, want False saying the Secret is not a copy", cond)
+	}
+	kept := get(t, f.ctx, &corev1.Secret{ObjectMeta: foreign.ObjectMeta})
+	if string(kept.Data["username"]) != "someone-else" || kept.Annotations[SourceSecretAnnotation] != "" {
+		t.Errorf("foreign Secret changed: %v %v", kept.Annotations, kept.Data)
+	}
+}
