@@ -16,13 +16,6 @@ import (
 	"kof.dev/kof/operator/names"
 )
 
-// regionlessDoubleDelivery explains a chart problem of kof-regional in regionless mode, reported to its owner: the
-// regional MultiClusterService that targets the management cluster also delivers kof-operators and
-// victoria-metrics-operator, which the umbrella already installs there through Flux HelmReleases of the same
-// release name and namespace (two owners of one Helm release).
-const regionlessDoubleDelivery = "kof-regional in regionless mode delivers kof-operators and victoria-metrics-operator " +
-	"to the management cluster, where the umbrella's Flux HelmReleases of the same name already install them"
-
 // scenario is one scenario's semantic assertions on a successful render.
 type scenario struct {
 	name  string
@@ -34,9 +27,9 @@ type scenario struct {
 // scenarios are the scenarios that render (09 and 14 fail on purpose and have their own tests).
 var scenarios = []scenario{
 	{name: "01-regional-child", check: check01},
-	{name: "02-regionless", check: checkRegionless, chartBugs: map[string]string{"mgmt": regionlessDoubleDelivery}},
-	{name: "03-regionless-selfsigned", check: check03, chartBugs: map[string]string{"mgmt": regionlessDoubleDelivery}},
-	{name: "04-regionless-istio", check: check04, chartBugs: map[string]string{"mgmt": regionlessDoubleDelivery}},
+	{name: "02-regionless", check: checkRegionless},
+	{name: "03-regionless-selfsigned", check: check03},
+	{name: "04-regionless-istio", check: check04},
 	{name: "05-m2m", check: checkM2M},
 	{name: "06-m2m-non-k0s", check: check06},
 	{name: "07-m2m-storage-overrides", check: check07},
