@@ -251,16 +251,12 @@ func wantValue(t testing.TB, what string, m map[string]any, want any, path ...st
 	}
 }
 
-// noProblems fails the test for every problem of every cluster except those listed in chartBugs (cluster → reason,
-// for problems that come from a chart and are reported to its owner).
-func noProblems(t testing.TB, f *fleet.Fleet, chartBugs map[string]string) {
+// noProblems fails the test for every problem of every cluster: its own errors, failed services and validation
+// findings. A problem that comes from a chart names the chart's template or values in its text.
+func noProblems(t testing.TB, f *fleet.Fleet) {
 	t.Helper()
 	for _, c := range f.Clusters {
 		for _, p := range c.Problems() {
-			if why, ok := chartBugs[c.Name]; ok {
-				t.Errorf("cluster %s: KNOWN CHART BUG (%s): %s", c.Name, why, p)
-				continue
-			}
 			t.Errorf("cluster %s: %s", c.Name, p)
 		}
 	}

@@ -20,8 +20,6 @@ import (
 type scenario struct {
 	name  string
 	check func(t *testing.T, f *fleet.Fleet)
-	// chartBugs lists, per cluster, problems known to come from a chart (reported to its owner).
-	chartBugs map[string]string
 }
 
 // scenarios are the scenarios that render (09 and 14 fail on purpose and have their own tests).
@@ -50,7 +48,7 @@ func TestScenarios(t *testing.T) {
 			f := mustRender(t, sc.name)
 			checkGoldenTree(t, sc.name, f)
 			if sc.name != "11-annotation-overrides" {
-				noProblems(t, f, sc.chartBugs)
+				noProblems(t, f)
 			}
 			sc.check(t, f)
 		})
@@ -154,22 +152,9 @@ func check04(t *testing.T, f *fleet.Fleet) {
 	}
 	noThirdPartyIngress(t, f)
 	for _, child := range []string{"child-1", "child-2"} {
-		s := service(t, f, child, "kof-collectors")
-		got, _, _ := unstructured.NestedString(s.Values, "kof", "metrics", "endpoint")
-		if want := "http://mothership-vmauth:8427" + writePaths["metrics"]; got != want {
-			t.Errorf("%s: KNOWN CHART BUG (%s): metrics endpoint %s, want %s", child, istioUnlabelledChildren, got, want)
-			continue
-		}
 		wantWritesTo(t, f, child, "http://mothership-vmauth:8427")
 	}
 }
-
-// istioUnlabelledChildren explains a chart problem reported to the owners of kof-child and the operator: with the
-// kof namespace in the mesh (Istio mode), children without the label k0rdent.mirantis.com/istio-role: member are
-// selected by the standard child MCS and write to the regionless ConfigMap's https://vmauth.<domain> URLs instead of
-// the management cluster's in-mesh VMAuth.
-const istioUnlabelledChildren = "in Istio mode, children without the istio-role label write to the regionless " +
-	"https domain instead of the in-mesh mothership VMAuth"
 
 // checkM2M (05): the management-cluster MCS delivers kof-storage (promxy and multilevel select on, VictoriaMetrics
 // off), then kof-collectors depending on it.
