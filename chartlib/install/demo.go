@@ -1,0 +1,202 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/validate"
+)
+
+// DefaultOperatorWait is how long Demo waits for the kof-operator's objects.
+const DefaultOperatorWait = 90 * time.Second
+
+// outMarker marks an output folder Demo wrote, so a later run may replace it as a whole.
+const outMarker = ".kof-demo"
+
+// DemoOptions configures Demo.
+type DemoOptions struct {
+	// Root is the module root (go.mod, charts/, operator/, bin/).
+	Root string
+	// ScenariosDir holds the scenario folders; Scenario names one of them.
+	ScenariosDir, Scenario string
+	// OutDir receives `<cluster>/<service>/...` (fleet.Write).
+	OutDir string
+	// Out receives progress lines and the summary; nil discards them.
+	Out io.Writer
+	// OperatorWait bounds the wait for the operator's objects; 0 means DefaultOperatorWait.
+	OperatorWait time.Duration
+}
+
+// DemoResult is what Demo did.
+type DemoResult struct {
+	// Installation is the finished (stopped) installation.
+	Installation *Installation
+	// Fleet is the render with the operator's live objects.
+	Fleet *fleet.Fleet
+	// Rows are the summary lines, one per cluster.
+	Rows []Row
+	// Elapsed is the wall time of the whole run.
+	Elapsed time.Duration
+}
+
+// Failed reports whether any cluster has a problem (the run itself still finished).
+func (r *DemoResult) Failed() bool {
+	for _, row := range r.Rows {
+		if len(row.Problems) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Demo runs the whole flow of `make demo` (issue 8, part 1): control plane and CRDs, `helm install kof` with the
+// scenario's values, the local Flux stand-in, the kof-operator, the scenario's clusters, the wait for the operator's
+// objects, the fleet render fed with those live objects, the files under OutDir and the summary table. It stops
+// everything it started before it returns. A problem of one cluster (a malformed annotation, a missing operator
+// object) is reported in the summary and in DemoResult, not as an error; errors are failures of the run itself.
+func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
+	start := time.Now()
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(out, "[%5.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+	}
+	sc, err := LoadScenario(opts.ScenariosDir, opts.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	progress("scenario %s: values %s, clusters %s", sc.Name, sc.ValuesFile, sc.ClustersFile)
+	work, err := os.MkdirTemp("", "kof-demo-")
+	if err != nil {
+		return nil, fmt.Errorf("create work folder: %w", err)
+	}
+	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	res, runErr := runDemo(ctx, s, sc, opts, progress)
+	stopErr := s.Close()
+	if res != nil {
+		stopErr = errors.Join(res.Installation.Stop(), stopErr)
+	}
+	if runErr != nil || stopErr != nil {
+		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig, operator log)", work))
+	}
+	progress("stopped the kof-operator, kube-apiserver and etcd")
+	_ = os.RemoveAll(work)
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+func runDemo(ctx context.Context, s *Session, sc *Scenario, opts DemoOptions,
+	progress func(string, ...any)) (*DemoResult, error) {
+	in, err := s.Install(ctx, sc, nil)
+	res := &DemoResult{Installation: in}
+	if err != nil {
+		return res, err
+	}
+	wait := opts.OperatorWait
+	if wait == 0 {
+		wait = DefaultOperatorWait
+	}
+	waited, err := in.WaitOperator(ctx, wait)
+	if err != nil {
+		return res, err
+	}
+	found := 0
+	for _, e := range waited {
+		if e.Found {
+			found++
+		}
+	}
+	progress("kof-operator made %d of %d expected ConfigMaps and Secrets", found, len(waited))
+	f, ops, err := in.Render(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.Fleet, res.Rows = f, Summarize(f, ops, waited)
+	progress("fleet render with %d live operator objects: %d clusters", len(ops), len(f.Clusters))
+	if err := writeOut(opts.OutDir, f); err != nil {
+		return res, err
+	}
+	fmt.Fprintln(opts.outWriter())
+	if err := WriteTable(opts.outWriter(), res.Rows); err != nil {
+		return res, err
+	}
+	fmt.Fprintf(opts.outWriter(), "\nFiles: %s/<cluster>/<service>/{%s,%s,%s}\n", opts.OutDir, fleet.ManifestFile,
+		fleet.ValuesFile, fleet.ChartFile)
+	return res, nil
+}
+
+func (o DemoOptions) outWriter() io.Writer {
+	if o.Out == nil {
+		return io.Discard
+	}
+	return o.Out
+}
+
+// Render runs the fleet render with the installation's live state: the umbrella values of the scenario, the live
+// `kof` namespace, ClusterTemplates and ClusterDeployments, and the operator's live ConfigMaps and Secrets as
+// fleet.Options.ManagementObjects; every object is validated (chartlib/validate). It returns the fleet and the
+// operator objects it used; the error is the render's own (per-cluster failures are inside the fleet).
+func (in *Installation) Render(ctx context.Context) (*fleet.Fleet, []*unstructured.Unstructured, error) {
+	ops, err := in.OperatorObjects(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	clusters, err := in.LiveClusters(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, err := in.LiveNamespace(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := validate.New()
+	if err != nil {
+		return nil, nil, fmt.Errorf("validator: %w", err)
+	}
+	f, err := fleet.Render(ctx, fleet.Options{
+		ChartsDir:         filepath.Join(in.Session.Root, "charts"),
+		ValuesFiles:       []string{in.Scenario.ValuesFile},
+		ReleaseName:       UmbrellaRelease,
+		Namespace:         UmbrellaNamespace,
+		NamespaceObject:   ns,
+		Clusters:          clusters,
+		ManagementObjects: ops,
+		Validator:         v,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("fleet render: %w", err)
+	}
+	return f, ops, nil
+}
+
+// writeOut replaces dir (when it is missing or a folder an earlier run wrote) with the fleet's files.
+func writeOut(dir string, f *fleet.Fleet) error {
+	if _, err := os.Stat(filepath.Join(dir, outMarker)); err == nil {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("replace %s: %w", dir, err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, outMarker), []byte("written by kof demo\n"), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Join(dir, outMarker), err)
+	}
+	if err := fleet.Write(dir, f); err != nil {
+		return fmt.Errorf("write fleet: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// OperatorPackage is the Go package of the kof-operator binary, relative to the module root.
+const OperatorPackage = "./operator/cmd/kof-operator"
+
+// operatorContainer is the container of the kof-mothership operator Deployment that runs kof-operator.
+const operatorContainer = "manager"
+
+// operatorStopGrace is how long Stop waits after SIGTERM before it kills the process.
+const operatorStopGrace = 10 * time.Second
+
+// BuildOperator builds OperatorPackage of the module at root into dir with `go build` (cached by Go's build
+// cache) and returns the binary's path. The error carries the compiler's output.
+func BuildOperator(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "kof-operator")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, OperatorPackage)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", OperatorPackage, err, out)
+	}
+	return bin, nil
+}
+
+// OperatorCommand returns the environment (`NAME=value`) and arguments of the kof-operator container of dep, the
+// Deployment kof-mothership renders, adapted to a local process: the metrics and health listeners are turned off
+// (`=0`, several processes share the loopback) and leader election is off (one process). Environment variables
+// from a field reference to the pod's namespace or name get the Deployment's namespace and name. It returns an error
+// naming the container or the variable it cannot reproduce outside a Pod.
+func OperatorCommand(dep *appsv1.Deployment) (env, args []string, err error) {
+	var found bool
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		if c.Name != operatorContainer {
+			continue
+		}
+		found = true
+		for _, e := range c.Env {
+			switch {
+			case e.ValueFrom == nil:
+				env = append(env, e.Name+"="+e.Value)
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+				env = append(env, e.Name+"="+dep.Namespace)
+			case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
+				env = append(env, e.Name+"="+dep.Name)
+			default:
+				return nil, nil, fmt.Errorf("Deployment %s/%s container %s: env %s: only values and pod name or "+
+					"namespace field references can be reproduced outside a Pod", dep.Namespace, dep.Name,
+					operatorContainer, e.Name)
+			}
+		}
+		for _, a := range c.Args {
+			args = append(args, localArg(a))
+		}
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("Deployment %s/%s: no container %q", dep.Namespace, dep.Name, operatorContainer)
+	}
+	return env, args, nil
+}
+
+// localArg rewrites one operator flag for a local process (see OperatorCommand).
+func localArg(a string) string {
+	name, _, hasValue := strings.Cut(a, "=")
+	switch {
+	case hasValue && strings.HasSuffix(name, "-bind-address"):
+		return name + "=0"
+	case name == "--leader-elect":
+		return "--leader-elect=false"
+	}
+	return a
+}
+
+// Operator is a kof-operator running as a local process against the control plane.
+type Operator struct {
+	// LogPath is the file receiving the process's standard output and error.
+	LogPath string
+
+	cmd  *exec.Cmd
+	done chan error
+	log  *os.File
+}
+
+// StartOperator starts binary with the environment and arguments OperatorCommand derives from dep, KUBECONFIG set to
+// kubeconfig, and its output written to logPath. Only PATH and HOME are inherited from this process. It returns an
+// error when the Deployment cannot be reproduced or the process does not start.
+func StartOperator(binary, kubeconfig string, dep *appsv1.Deployment, logPath string) (*Operator, error) {
+	env, args, err := OperatorCommand(dep)
+	if err != nil {
+		return nil, err
+	}
+	log, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("create operator log: %w", err)
+	}
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append([]string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")},
+		env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		_ = log.Close()
+		return nil, fmt.Errorf("start %s: %w", binary, err)
+	}
+	op := &Operator{LogPath: logPath, cmd: cmd, done: make(chan error, 1), log: log}
+	go func() { op.done <- cmd.Wait() }()
+	return op, nil
+}
+
+// Exited returns the process's exit error when it has already ended, and ok=false while it runs.
+func (o *Operator) Exited() (err error, ok bool) {
+	select {
+	case err := <-o.done:
+		o.done <- err // keep it for Stop
+		if err == nil {
+			err = errors.New("exited with status 0")
+		}
+		return err, true
+	default:
+		return nil, false
+	}
+}
+
+// Stop sends SIGTERM, waits up to operatorStopGrace for a clean exit and kills the process after that. It returns
+// an error when the process had to be killed or ended with an error other than the termination itself.
+func (o *Operator) Stop() error {
+	defer o.log.Close()
+	if err, ok := o.Exited(); ok {
+		return fmt.Errorf("kof-operator had stopped on its own: %w (log: %s)", err, o.LogPath)
+	}
+	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-o.done:
+		var exit *exec.ExitError
+		if err == nil || (errors.As(err, &exit) && exit.ExitCode() <= 0) { // 0, or ended by the signal
+			return nil
+		}
+		return fmt.Errorf("kof-operator exit: %w (log: %s)", err, o.LogPath)
+	case <-time.After(operatorStopGrace):
+		_ = o.cmd.Process.Kill()
+		<-o.done
+		return fmt.Errorf("kof-operator did not stop within %s of SIGTERM; killed (log: %s)", operatorStopGrace,
+			o.LogPath)
+	}
+}

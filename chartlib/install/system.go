@@ -1,0 +1,364 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kof.dev/kof/chartlib/render"
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+)
+
+// Names of the umbrella install (CONTRACT.md, "Umbrella defaults": namespace `kof`, KCM's system namespace
+// `kcm-system`).
+const (
+	UmbrellaRelease   = "kof"
+	UmbrellaNamespace = "kof"
+	UmbrellaChart     = "kof"
+	KCMNamespace      = "kcm-system"
+)
+
+// Labels of the kof-operator Deployment that kof-mothership renders (charts/kof-mothership, componentLabels).
+const (
+	operatorComponentLabel = "app.kubernetes.io/component"
+	operatorComponent      = "operator"
+	operatorChartLabel     = "app.kubernetes.io/name"
+	operatorChart          = "kof-mothership"
+)
+
+// kcmAPIVersion is the API version of ClusterDeployments and ClusterTemplates (github.com/K0rdent/kcm api/v1beta1).
+const kcmAPIVersion = "k0rdent.mirantis.com/v1beta1"
+
+// Session is one running control plane with the CRDs installed and the kof-operator binary built; several
+// installations may follow each other on it (one at a time).
+type Session struct {
+	// Root is the module root: charts/, operator/, bin/.
+	Root string
+	// WorkDir holds the kubeconfig, the operator binary and its logs.
+	WorkDir string
+	// ControlPlane is the running API server.
+	ControlPlane *ControlPlane
+	// Helm installs releases on it.
+	Helm *Helm
+	// OperatorBinary is the built kof-operator.
+	OperatorBinary string
+
+	progress func(format string, args ...any)
+}
+
+// SessionOptions configures StartSession.
+type SessionOptions struct {
+	// Root is the module root (holding go.mod, charts/, bin/).
+	Root string
+	// WorkDir must exist; it receives the kubeconfig, the operator binary and its logs.
+	WorkDir string
+	// Progress receives one line per step; nil discards them.
+	Progress func(format string, args ...any)
+}
+
+// StartSession starts the control plane from Root/bin with the CRDs of CRDDirs(Root) and builds the kof-operator
+// (both at once). It returns an error naming the step that failed; nothing is left running then.
+func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
+	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, progress: opts.Progress}
+	if s.progress == nil {
+		s.progress = func(string, ...any) {}
+	}
+	dirs, err := CRDDirs(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	type built struct {
+		bin string
+		err error
+	}
+	ch := make(chan built, 1)
+	go func() {
+		bin, err := BuildOperator(ctx, opts.Root, opts.WorkDir)
+		ch <- built{bin, err}
+	}()
+	s.progress("starting kube-apiserver and etcd from bin/, installing %d CRD folders", len(dirs))
+	cp, err := StartControlPlane(ControlPlaneOptions{AssetsDir: filepath.Join(opts.Root, "bin"), CRDDirs: dirs,
+		WorkDir: opts.WorkDir})
+	b := <-ch
+	if err != nil {
+		return nil, err
+	}
+	if b.err != nil {
+		return nil, errors.Join(b.err, cp.Stop())
+	}
+	s.progress("control plane up at %s with %d CRDs; kof-operator built", cp.Config.Host, cp.CRDs)
+	s.ControlPlane, s.OperatorBinary = cp, b.bin
+	s.Helm = &Helm{Kubeconfig: cp.Kubeconfig, Client: cp.Client}
+	return s, nil
+}
+
+// Close stops the control plane.
+func (s *Session) Close() error { return s.ControlPlane.Stop() }
+
+// Installation is KOF installed from one scenario on a Session: the umbrella release, the components the local
+// Flux stand-in installed, the operator process and the scenario's clusters.
+type Installation struct {
+	Session  *Session
+	Scenario *Scenario
+	// Release is the umbrella's current Helm release.
+	Release *release.Release
+	// Releases are the outcomes of the local Flux stand-in, in install order.
+	Releases []FluxRelease
+	// Operator is the running kof-operator, nil before it starts and after the Deployment is gone.
+	Operator *Operator
+
+	flux        *LocalFlux
+	operatorCmd []string
+	starts      int
+}
+
+// Install installs KOF from sc on the session: namespaces `kcm-system` and `kof` (with the labels of the scenario's
+// namespace.yaml), `helm install kof charts/kof` with the scenario's values and then extra (deep merge), the local
+// Flux stand-in for every HelmRelease, the kof-operator started from the live kof-mothership Deployment, and the
+// scenario's ClusterTemplates and ClusterDeployments created with strict field validation. On error the
+// installation so far is returned with it, so the caller can stop its operator.
+func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]any) (*Installation, error) {
+	in := &Installation{Session: s, Scenario: sc}
+	in.flux = &LocalFlux{Client: s.ControlPlane.Client, Helm: s.Helm, ChartsDir: filepath.Join(s.Root, "charts"),
+		Note: s.progress}
+	var nsLabels map[string]string
+	if sc.Namespace != nil {
+		nsLabels = sc.Namespace.GetLabels()
+	}
+	if err := ensureNamespace(ctx, s.ControlPlane.Client, KCMNamespace, nil); err != nil {
+		return in, err
+	}
+	if err := ensureNamespace(ctx, s.ControlPlane.Client, UmbrellaNamespace, nsLabels); err != nil {
+		return in, err
+	}
+	s.progress("namespaces %s and %s ready", KCMNamespace, UmbrellaNamespace)
+	if _, err := in.Upgrade(ctx, extra); err != nil {
+		return in, err
+	}
+	for _, obj := range sc.Clusters {
+		if err := createStrict(ctx, s.ControlPlane.Client, obj); err != nil {
+			return in, fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+	}
+	s.progress("applied %d ClusterTemplate(s) and %d ClusterDeployment(s) from %s",
+		countKind(sc.Clusters, KindClusterTemplate), countKind(sc.Clusters, KindClusterDeployment), sc.ClustersFile)
+	return in, nil
+}
+
+// Upgrade runs `helm upgrade --install kof charts/kof` with the scenario's values and then extra, lets the local
+// Flux stand-in install what changed, and (re)starts the kof-operator when its Deployment is new or its command
+// changed, as a rollout would. It returns the umbrella release; errors name the step.
+func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*release.Release, error) {
+	s := in.Session
+	vals, err := render.UserValues(render.Options{ValuesFiles: []string{in.Scenario.ValuesFile}, Values: extra})
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s values: %w", in.Scenario.Name, err)
+	}
+	rel, err := s.Helm.Install(ctx, Release{Name: UmbrellaRelease, Namespace: UmbrellaNamespace,
+		ChartDir: filepath.Join(s.Root, "charts", UmbrellaChart), Values: vals})
+	if err != nil {
+		return nil, err
+	}
+	in.Release = rel
+	s.progress("helm: release %s/%s revision %d %s (%s)", rel.Namespace, rel.Name, rel.Version, rel.Info.Status,
+		rel.Chart.Metadata.Version)
+	in.Releases, err = in.flux.Reconcile(ctx)
+	if err != nil {
+		return rel, err
+	}
+	return rel, in.syncOperator(ctx)
+}
+
+// syncOperator starts, restarts or stops the operator process to match the kof-mothership Deployment.
+func (in *Installation) syncOperator(ctx context.Context) error {
+	s := in.Session
+	dep, err := findOperatorDeployment(ctx, s.ControlPlane.Client)
+	if err != nil {
+		return err
+	}
+	if dep == nil {
+		if in.Operator != nil {
+			s.progress("kof-operator Deployment is gone: stopping the operator process")
+			err := in.Operator.Stop()
+			in.Operator, in.operatorCmd = nil, nil
+			return err
+		}
+		return errors.New("no kof-operator Deployment (labels app.kubernetes.io/name=kof-mothership, " +
+			"app.kubernetes.io/component=operator) after installing kof-mothership")
+	}
+	env, args, err := OperatorCommand(dep)
+	if err != nil {
+		return err
+	}
+	cmd := append(append([]string{}, env...), args...)
+	if in.Operator != nil && reflect.DeepEqual(cmd, in.operatorCmd) {
+		return nil
+	}
+	if in.Operator != nil {
+		s.progress("kof-operator Deployment changed: restarting the operator process")
+		if err := in.Operator.Stop(); err != nil {
+			return err
+		}
+	}
+	in.starts++
+	log := filepath.Join(s.WorkDir, fmt.Sprintf("kof-operator-%s-%d.log", in.Scenario.Name, in.starts))
+	op, err := StartOperator(s.OperatorBinary, s.ControlPlane.Kubeconfig, dep, log)
+	if err != nil {
+		return err
+	}
+	in.Operator, in.operatorCmd = op, cmd
+	s.progress("kof-operator started with the environment of Deployment %s/%s (%d variables; log %s)",
+		dep.Namespace, dep.Name, len(env), log)
+	return nil
+}
+
+// findOperatorDeployment returns the kof-operator Deployment rendered by kof-mothership, nil when there is none.
+func findOperatorDeployment(ctx context.Context, c client.Client) (*appsv1.Deployment, error) {
+	var list appsv1.DeploymentList
+	if err := c.List(ctx, &list, client.MatchingLabels{operatorComponentLabel: operatorComponent,
+		operatorChartLabel: operatorChart}); err != nil {
+		return nil, fmt.Errorf("list kof-operator Deployments: %w", err)
+	}
+	switch len(list.Items) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &list.Items[0], nil
+	}
+	return nil, fmt.Errorf("%d kof-operator Deployments; install KOF once per management cluster", len(list.Items))
+}
+
+// Uninstall runs `helm uninstall kof`, lets the local Flux stand-in uninstall the components whose HelmReleases
+// went with it, and stops the operator process once its Deployment is gone. It returns every error met.
+func (in *Installation) Uninstall(ctx context.Context) error {
+	s := in.Session
+	if err := s.Helm.Uninstall(UmbrellaRelease, UmbrellaNamespace); err != nil {
+		return err
+	}
+	s.progress("helm: release %s/%s uninstalled", UmbrellaNamespace, UmbrellaRelease)
+	var errs []error
+	rels, err := in.flux.Reconcile(ctx)
+	in.Releases = rels
+	errs = append(errs, err)
+	errs = append(errs, in.syncOperatorGone(ctx))
+	return errors.Join(errs...)
+}
+
+func (in *Installation) syncOperatorGone(ctx context.Context) error {
+	dep, err := findOperatorDeployment(ctx, in.Session.ControlPlane.Client)
+	if err != nil {
+		return err
+	}
+	if dep != nil {
+		return fmt.Errorf("kof-operator Deployment %s/%s still exists after uninstall", dep.Namespace, dep.Name)
+	}
+	return in.syncOperator(ctx)
+}
+
+// Stop stops the operator process, if it runs. It returns the process's stop error.
+func (in *Installation) Stop() error {
+	if in.Operator == nil {
+		return nil
+	}
+	err := in.Operator.Stop()
+	in.Operator = nil
+	return err
+}
+
+// OperatorObjects returns the ConfigMaps and Secrets the kof-operator made (label app.kubernetes.io/managed-by:
+// kof-operator), server-side fields removed, in namespace/name order within each kind: the live operator outputs
+// the fleet render reads as templateResourceRefs.
+func (in *Installation) OperatorObjects(ctx context.Context) ([]*unstructured.Unstructured, error) {
+	c := in.Session.ControlPlane.Client
+	sel := client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}
+	var out []*unstructured.Unstructured
+	var cms corev1.ConfigMapList
+	if err := c.List(ctx, &cms, sel); err != nil {
+		return nil, fmt.Errorf("list operator ConfigMaps: %w", err)
+	}
+	for i := range cms.Items {
+		o, err := toUnstructured(&cms.Items[i], "ConfigMap")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	var secrets corev1.SecretList
+	if err := c.List(ctx, &secrets, sel); err != nil {
+		return nil, fmt.Errorf("list operator Secrets: %w", err)
+	}
+	for i := range secrets.Items {
+		o, err := toUnstructured(&secrets.Items[i], "Secret")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// LiveClusters returns the ClusterTemplates and ClusterDeployments as the API server holds them now (the operator
+// may have labelled them), server-side fields removed.
+func (in *Installation) LiveClusters(ctx context.Context) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for _, kind := range []string{KindClusterTemplate, KindClusterDeployment} {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion(kcmAPIVersion)
+		list.SetKind(kind + "List")
+		if err := in.Session.ControlPlane.Client.List(ctx, list); err != nil {
+			return nil, fmt.Errorf("list %ss: %w", kind, err)
+		}
+		for i := range list.Items {
+			o := list.Items[i].DeepCopy()
+			clean(o)
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}
+
+// LiveNamespace returns the umbrella namespace as the API server holds it, server-side fields removed.
+func (in *Installation) LiveNamespace(ctx context.Context) (*unstructured.Unstructured, error) {
+	var ns corev1.Namespace
+	if err := in.Session.ControlPlane.Client.Get(ctx, client.ObjectKey{Name: UmbrellaNamespace}, &ns); err != nil {
+		return nil, fmt.Errorf("get namespace %s: %w", UmbrellaNamespace, err)
+	}
+	return toUnstructured(&ns, "Namespace")
+}
+
+func toUnstructured(obj client.Object, kind string) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("convert %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetAPIVersion("v1")
+	u.SetKind(kind)
+	clean(u)
+	return u, nil
+}
+
+// clean removes the fields the API server adds, so objects read back look like objects a user wrote.
+func clean(u *unstructured.Unstructured) {
+	u.SetManagedFields(nil)
+	u.SetResourceVersion("")
+	u.SetUID("")
+	u.SetGeneration(0)
+	u.SetCreationTimestamp(metav1.Time{})
+	for k := range u.GetAnnotations() {
+		if strings.HasPrefix(k, "kubectl.kubernetes.io/") {
+			unstructured.RemoveNestedField(u.Object, "metadata", "annotations", k)
+		}
+	}
+}

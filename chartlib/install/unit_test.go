@@ -1,0 +1,234 @@
+package install
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/fleet"
+)
+
+func hr(ns, name string, deps ...string) helmv2.HelmRelease {
+	h := helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for _, d := range deps {
+		h.Spec.DependsOn = append(h.Spec.DependsOn, meta.DependencyReference{Name: d})
+	}
+	return h
+}
+
+func keys(hrs []helmv2.HelmRelease) []string {
+	var out []string
+	for _, h := range hrs {
+		out = append(out, h.Namespace+"/"+h.Name)
+	}
+	return out
+}
+
+func TestDependencyOrderPutsDependenciesFirst(t *testing.T) {
+	// The umbrella's chain (DESIGN.md): kof-operators → victoria-metrics-operator → kof-mothership → regional, child.
+	in := []helmv2.HelmRelease{
+		hr("kcm-system", "kof-child", "kof-mothership"),
+		hr("kcm-system", "kof-regional", "kof-mothership"),
+		hr("kcm-system", "kof-mothership", "victoria-metrics-operator", "missing-one"),
+		hr("kcm-system", "victoria-metrics-operator", "kof-operators"),
+		hr("kcm-system", "kof-operators"),
+	}
+	got, err := dependencyOrder(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"kcm-system/kof-operators", "kcm-system/victoria-metrics-operator", "kcm-system/kof-mothership",
+		"kcm-system/kof-child", "kcm-system/kof-regional"}
+	if diff := cmp.Diff(want, keys(got)); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
+
+func TestDependencyOrderNamesCycle(t *testing.T) {
+	_, err := dependencyOrder([]helmv2.HelmRelease{hr("ns", "a", "b"), hr("ns", "b", "a")})
+	if err == nil || !strings.Contains(err.Error(), "cycle") || !strings.Contains(err.Error(), "ns/a") {
+		t.Fatalf("error = %v, want a dependsOn cycle naming ns/a", err)
+	}
+}
+
+func deployment(env []corev1.EnvVar, args ...string) *appsv1.Deployment {
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "kof", Name: "kof-mothership-operator"}}
+	d.Spec.Template.Spec.Containers = []corev1.Container{{Name: "sidecar"}, {Name: "manager", Env: env, Args: args}}
+	return d
+}
+
+func TestOperatorCommandAdaptsDeploymentToLocalProcess(t *testing.T) {
+	dep := deployment([]corev1.EnvVar{
+		{Name: "RELEASE_NAMESPACE", Value: "kof"},
+		{Name: "POD_NAMESPACE", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			FieldPath: "metadata.namespace"}}},
+	}, "--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081", "--zap-devel")
+	env, args, err := OperatorCommand(dep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"RELEASE_NAMESPACE=kof", "POD_NAMESPACE=kof"}, env); diff != "" {
+		t.Errorf("env (-want +got):\n%s", diff)
+	}
+	wantArgs := []string{"--leader-elect=false", "--metrics-bind-address=0", "--health-probe-bind-address=0",
+		"--zap-devel"}
+	if diff := cmp.Diff(wantArgs, args); diff != "" {
+		t.Errorf("args (-want +got):\n%s", diff)
+	}
+}
+
+func TestOperatorCommandRejectsSecretEnv(t *testing.T) {
+	dep := deployment([]corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{Key: "t"}}}})
+	_, _, err := OperatorCommand(dep)
+	if err == nil || !strings.Contains(err.Error(), "TOKEN") {
+		t.Fatalf("error = %v, want one naming TOKEN", err)
+	}
+	dep.Spec.Template.Spec.Containers = dep.Spec.Template.Spec.Containers[:1]
+	if _, _, err := OperatorCommand(dep); err == nil || !strings.Contains(err.Error(), `"manager"`) {
+		t.Fatalf("error = %v, want one naming the missing container", err)
+	}
+}
+
+func TestLoadScenarioUsesStandardClustersTemplatesFirst(t *testing.T) {
+	sc, err := LoadScenario("testdata/scenarios", "01-basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Namespace != nil {
+		t.Errorf("Namespace = %v, want nil without namespace.yaml", sc.Namespace)
+	}
+	if want := filepath.Join("testdata/scenarios", StandardClustersFile); sc.ClustersFile != want {
+		t.Errorf("ClustersFile = %q, want %q", sc.ClustersFile, want)
+	}
+	var kinds []string
+	for _, o := range sc.Clusters {
+		kinds = append(kinds, o.GetKind()+"/"+o.GetName())
+	}
+	want := []string{"ClusterTemplate/aws-standalone-cp-1-0-0", "ClusterDeployment/regional-1"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("clusters (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadScenarioReadsOwnClustersAndNamespace(t *testing.T) {
+	sc, err := LoadScenario("testdata/scenarios", "02-own-clusters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sc.Namespace.GetLabels()["istio-injection"]; got != "enabled" {
+		t.Errorf("namespace label istio-injection = %q, want enabled", got)
+	}
+	if len(sc.Clusters) != 1 || sc.Clusters[0].GetNamespace() != "team-a" {
+		t.Errorf("clusters = %v, want child-a in team-a", sc.Clusters)
+	}
+}
+
+func TestLoadScenarioErrors(t *testing.T) {
+	for name, want := range map[string]string{
+		"99-missing":     "99-missing",
+		"03-no-clusters": "holds no ClusterDeployment",
+	} {
+		_, err := LoadScenario("testdata/scenarios", name)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("LoadScenario(%s) error = %v, want one containing %q", name, err, want)
+		}
+	}
+}
+
+func configMap(ns, name string, labels, data map[string]string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}
+	u.SetNamespace(ns)
+	u.SetName(name)
+	u.SetLabels(labels)
+	d := map[string]any{}
+	for k, v := range data {
+		d[k] = v
+	}
+	u.Object["data"] = d
+	return u
+}
+
+func TestSummarizeShowsEndpointsAndMissingObjects(t *testing.T) {
+	regional := map[string]string{
+		"write_metrics_endpoint": "https://vmauth.r1.example.com/vm/insert/0/prometheus/api/v1/write",
+		"read_metrics_endpoint":  "https://vmauth.r1.example.com/vm/select/0/prometheus",
+		"write_logs_endpoint":    "https://vmauth.r1.example.com/vli/insert/opentelemetry/v1/logs",
+	}
+	child := map[string]string{
+		"write_metrics_endpoint": "https://vmauth.custom.example.com/vm/insert/0/prometheus/api/v1/write",
+		"write_logs_endpoint":    "https://vmauth.r1.example.com/vli/insert/opentelemetry/v1/logs",
+	}
+	ops := []*unstructured.Unstructured{
+		configMap("kcm-system", "kof-r1", nil, regional),
+		configMap("kcm-system", "kof-cluster-config-c1", nil, child),
+	}
+	f := &fleet.Fleet{Clusters: []*fleet.Cluster{
+		{Name: "mgmt", Namespace: "mgmt", Dir: "mgmt", Role: fleet.RoleManagement},
+		{Name: "r1", Namespace: "kcm-system", Dir: "r1", Role: fleet.RoleRegional,
+			Services: []*fleet.Service{{Name: "kof-storage"}, {Name: "kof-collectors"}}},
+		{Name: "c1", Namespace: "kcm-system", Dir: "c1", Role: fleet.RoleChild},
+	}}
+	waited := []Expected{
+		{Cluster: "c1", Kind: "ConfigMap", Namespace: "kcm-system", Name: "kof-cluster-config-c1", Found: true},
+		{Cluster: "c1", Kind: "Secret", Name: "kof-vmuser-creds-c1-x"},
+	}
+	got := Summarize(f, ops, waited)
+	want := []Row{
+		{Cluster: "mgmt", Role: fleet.RoleManagement},
+		{Cluster: "r1", Role: fleet.RoleRegional, Endpoints: []string{"https://vmauth.r1.example.com"},
+			Services: []string{"kof-storage", "kof-collectors"}},
+		{Cluster: "c1", Role: fleet.RoleChild,
+			Endpoints: []string{"https://vmauth.custom.example.com", "https://vmauth.r1.example.com"},
+			Problems:  []string{"kof-operator made no Secret /kof-vmuser-creds-c1-x"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, s := range []string{"CLUSTER", "r1", "https://vmauth.r1.example.com", "kof-storage,kof-collectors",
+		"c1: kof-operator made no Secret"} {
+		if !strings.Contains(text, s) {
+			t.Errorf("table lacks %q:\n%s", s, text)
+		}
+	}
+}
+
+func TestCRDDirsNamesMissingThirdPartyCRDs(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(root, "operator", "config", "crd", "bases"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CRDDirs(root)
+	if err == nil || !strings.Contains(err.Error(), "make crds") {
+		t.Fatalf("error = %v, want the `make crds` fix", err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "bin", "crds", "b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "bin", "crds", "a"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := CRDDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(root, "operator", "config", "crd", "bases"), filepath.Join(root, "bin", "crds", "a"),
+		filepath.Join(root, "bin", "crds", "b")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("dirs (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kof.dev/kof/chartlib/install"
+)
+
+// newDemoCommand returns `kof demo`: the flags of install.Demo; the flow itself lives in chartlib/install.
+func newDemoCommand(s streams) *cobra.Command {
+	opts := install.DemoOptions{}
+	root := "."
+	scenarios := ""
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Install KOF on a local control plane and show what every cluster receives",
+		Long: `demo starts kube-apiserver and etcd from bin/ on loopback, installs the CRDs, helm-installs charts/kof
+with the scenario's values, installs each HelmRelease's local chart through a local stand-in for Flux, starts the
+kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and Secrets, renders
+the fleet with those live objects into --out/<cluster>/<service>/ and prints a summary table. Everything it
+started is stopped before it exits.
+
+Exit status: 0 when the run finished, also when single clusters have errors (a malformed annotation, say): those
+are listed under the summary and in --out/<cluster>/errors.txt. 1 when the run itself failed (tools or CRDs
+missing, the install or the operator failed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Root = root
+			opts.ScenariosDir = scenarios
+			if opts.ScenariosDir == "" {
+				opts.ScenariosDir = filepath.Join(root, "tests", "scenarios", "testdata")
+			}
+			if opts.OutDir == "" {
+				opts.OutDir = filepath.Join(root, "out", opts.Scenario)
+			}
+			opts.Out = s.out
+			res, err := install.Demo(cmd.Context(), opts)
+			if err != nil {
+				return failed(err)
+			}
+			status := "every cluster rendered"
+			if res.Failed() {
+				status = "some clusters have errors (listed above)"
+			}
+			fmt.Fprintf(s.out, "demo of %s finished in %s: %s\n", opts.Scenario,
+				res.Elapsed.Round(100*time.Millisecond), status)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Scenario, "scenario", "01-regional-child", "scenario folder name under --scenarios")
+	f.StringVar(&scenarios, "scenarios", "", "folder of scenarios (default <root>/tests/scenarios/testdata)")
+	f.StringVar(&opts.OutDir, "out", "", "output folder (default <root>/out/<scenario>)")
+	f.StringVar(&root, "root", ".", "repository root (charts/, operator/, bin/)")
+	f.DurationVar(&opts.OperatorWait, "operator-wait", install.DefaultOperatorWait,
+		"how long to wait for the kof-operator's objects")
+	return cmd
+}
