@@ -2,6 +2,7 @@ package render
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -313,5 +314,33 @@ func TestLoadedChartWithDependenciesIsNotModified(t *testing.T) {
 	}
 	if len(c.Dependencies()) != 1 {
 		t.Errorf("loaded chart lost its dependency: %d", len(c.Dependencies()))
+	}
+}
+
+func TestConcurrentRendersShareOneChart(t *testing.T) {
+	c, err := Load("testdata/basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			msg := fmt.Sprintf("m%d", i)
+			set, err := Chart(context.Background(), Options{Chart: c, Set: []string{"message=" + msg},
+				Lookup: []*unstructured.Unstructured{secret("default", "creds", "eA==")}})
+			if err == nil {
+				got, _, _ := unstructured.NestedString(set.Get("ConfigMap", DefaultNamespace, "basic-config").Object,
+					"data", "message")
+				if got != msg {
+					err = fmt.Errorf("render %d: message %q", i, got)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
