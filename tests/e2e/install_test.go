@@ -1,0 +1,237 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/install"
+)
+
+// The KOF CRDs the kof-mothership chart installs from crds/ (Helm's keep policy: never deleted on uninstall).
+var kofCRDs = []string{"promxyservergroups.kof.k0rdent.mirantis.com", "vmstorageconnections.kof.k0rdent.mirantis.com"}
+
+const (
+	regionalWrite  = "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write"
+	mothershipLogs = "https://vmauth.mothership.kof.example.com/vli/insert/opentelemetry/v1/logs"
+)
+
+// Scenario 01: one regional cluster stores the data of two children; then an upgrade with changed values and an
+// uninstall.
+func TestRegionalChildInstallUpgradeUninstall(t *testing.T) {
+	ctx := context.Background()
+	in := installScenario(t, "01-regional-child")
+
+	if in.Release.Version != 1 || in.Release.Info.Status != "deployed" {
+		t.Errorf("umbrella release revision %d %s, want 1 deployed", in.Release.Version, in.Release.Info.Status)
+	}
+	assertFluxOrder(t, in.Releases)
+	waitOperator(t, in)
+
+	regional := configMap(t, "kcm-system", "kof-regional-1")
+	if regional["write_metrics_endpoint"] != regionalWrite {
+		t.Errorf("kof-regional-1 write_metrics_endpoint = %q, want %q", regional["write_metrics_endpoint"],
+			regionalWrite)
+	}
+	for _, child := range []string{"child-1", "child-2"} {
+		data := configMap(t, "kcm-system", "kof-cluster-config-"+child)
+		if data["regional_cluster_name"] != "regional-1" || data["write_metrics_endpoint"] != regionalWrite {
+			t.Errorf("%s ConfigMap binds regional %q writing to %q, want regional-1 writing to %q", child,
+				data["regional_cluster_name"], data["write_metrics_endpoint"], regionalWrite)
+		}
+	}
+
+	f, _, err := in.Render(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertReceives(t, f, "regional-1", "kof-storage", "kof-collectors")
+	assertReceives(t, f, "child-1", "kof-collectors")
+	assertReceives(t, f, "child-2", "kof-collectors")
+
+	upgradeKeepsCredentialsAndLeavesNoOrphans(t, in)
+
+	deleteClusters(t, in)
+	uninstallLeavesCRDsAndNoOperatorObjects(t, in)
+}
+
+// Scenario 02: no regional cluster; the management cluster stores everything.
+func TestRegionlessInstallUninstall(t *testing.T) {
+	ctx := context.Background()
+	in := installScenario(t, "02-regionless")
+	waitOperator(t, in)
+
+	mgmt := configMap(t, "kcm-system", "kof-mothership")
+	if mgmt["write_logs_endpoint"] != mothershipLogs {
+		t.Errorf("regionless ConfigMap write_logs_endpoint = %q, want %q", mgmt["write_logs_endpoint"],
+			mothershipLogs)
+	}
+	child := configMap(t, "kcm-system", "kof-cluster-config-child-1")
+	if child["write_logs_endpoint"] != mothershipLogs {
+		t.Errorf("child-1 write_logs_endpoint = %q, want the management cluster's %q", child["write_logs_endpoint"],
+			mothershipLogs)
+	}
+	f, _, err := in.Render(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertReceives(t, f, install.ManagementCluster, "kof-storage")
+	assertReceives(t, f, "child-1", "kof-collectors")
+	if r := f.Cluster("regional-1"); r == nil || r.Service("kof-storage") != nil {
+		t.Errorf("regional-1 receives kof-storage in regionless mode (cluster %v)", r)
+	}
+
+	deleteClusters(t, in)
+	uninstallLeavesCRDsAndNoOperatorObjects(t, in)
+}
+
+// assertFluxOrder checks the local Flux stand-in installed the local KOF charts once each, operators before the
+// mothership before the regional and child charts, and skipped the third-party VictoriaMetrics operator.
+func assertFluxOrder(t *testing.T, rels []install.FluxRelease) {
+	t.Helper()
+	pos := map[string]int{}
+	for i, r := range rels {
+		pos[r.Name] = i
+		switch r.Name {
+		case "victoria-metrics-operator":
+			if r.Local || r.Skipped == "" {
+				t.Errorf("victoria-metrics-operator: local %v, skipped %q; want skipped as third-party", r.Local,
+					r.Skipped)
+			}
+		case "kof-operators", "kof-mothership", "kof-regional", "kof-child":
+			if !r.Local || r.Revision != 1 {
+				t.Errorf("%s: local %v revision %d, want a local install at revision 1", r.Name, r.Local, r.Revision)
+			}
+		}
+	}
+	for _, name := range []string{"kof-operators", "victoria-metrics-operator", "kof-mothership", "kof-regional",
+		"kof-child"} {
+		if _, ok := pos[name]; !ok {
+			t.Fatalf("no HelmRelease %s handled; got %v", name, rels)
+		}
+	}
+	if !(pos["kof-operators"] < pos["kof-mothership"] && pos["kof-mothership"] < pos["kof-regional"] &&
+		pos["kof-mothership"] < pos["kof-child"]) {
+		t.Errorf("install order %v breaks dependsOn (operators, mothership, regional/child)", pos)
+	}
+}
+
+// assertReceives checks that cluster rendered without problems and receives every service.
+func assertReceives(t *testing.T, f *fleet.Fleet, cluster string, services ...string) {
+	t.Helper()
+	c := f.Cluster(cluster)
+	if c == nil {
+		t.Errorf("fleet has no cluster %s", cluster)
+		return
+	}
+	if probs := c.Problems(); len(probs) > 0 {
+		t.Errorf("cluster %s has problems:\n%s", cluster, strings.Join(probs, "\n"))
+	}
+	for _, s := range services {
+		if c.Service(s) == nil {
+			t.Errorf("cluster %s does not receive %s", cluster, s)
+		}
+	}
+}
+
+// upgradeKeepsCredentialsAndLeavesNoOrphans runs `helm upgrade` with one operator replica and the default
+// PrometheusRules off: the umbrella and kof-mothership reach revision 2, the operator restarts (its Deployment
+// changed) and keeps every credential it made, and the objects the upgrade dropped are gone.
+func upgradeKeepsCredentialsAndLeavesNoOrphans(t *testing.T, in *install.Installation) {
+	t.Helper()
+	ctx := context.Background()
+	before := credentials(t)
+	if len(before) < 2 {
+		t.Fatalf("operator credentials before upgrade: %v, want one per child", before)
+	}
+	oldMothership := releaseObjects(t, "kof-mothership", "kof")
+	var dropped []*unstructured.Unstructured
+	for _, o := range oldMothership {
+		if o.GetKind() == "PrometheusRule" {
+			dropped = append(dropped, o)
+		}
+	}
+	if len(dropped) == 0 {
+		t.Fatal("kof-mothership renders no PrometheusRule with defaultRules on; the orphan check needs one")
+	}
+
+	rel, err := in.Upgrade(ctx, map[string]any{"kof-mothership": map[string]any{"values": map[string]any{
+		"operator":     map[string]any{"replicas": 1},
+		"defaultRules": map[string]any{"enabled": false},
+	}}})
+	if err != nil {
+		t.Fatalf("upgrade: %v", err)
+	}
+	if rel.Version != 2 || rel.Info.Status != "deployed" {
+		t.Errorf("umbrella release after upgrade: revision %d %s, want 2 deployed", rel.Version, rel.Info.Status)
+	}
+	for _, r := range in.Releases {
+		if r.Name == "kof-mothership" && r.Revision != 2 {
+			t.Errorf("kof-mothership revision %d after upgrade, want 2", r.Revision)
+		}
+	}
+	var dep appsv1.Deployment
+	if err := c().Get(ctx, client.ObjectKey{Namespace: "kof", Name: "kof-mothership-operator"}, &dep); err != nil {
+		t.Fatal(err)
+	}
+	if dep.Spec.Replicas == nil || *dep.Spec.Replicas != 1 {
+		t.Errorf("operator Deployment replicas = %v after upgrade, want 1", dep.Spec.Replicas)
+	}
+	waitOperator(t, in)
+	after := credentials(t)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("credentials Secret %s changed across the upgrade", k)
+		}
+	}
+	for _, o := range dropped {
+		if exists(t, o) {
+			t.Errorf("%s %s/%s dropped by the upgrade still exists (orphaned)", o.GetKind(), o.GetNamespace(),
+				o.GetName())
+		}
+	}
+	for key, o := range releaseObjects(t, "kof-mothership", "kof") {
+		if !exists(t, o) {
+			t.Errorf("object %v of kof-mothership revision 2 is missing", key)
+		}
+	}
+}
+
+// uninstallLeavesCRDsAndNoOperatorObjects runs `helm uninstall kof`: no KOF release is left, the KOF CRDs stay,
+// the operator process stops with its Deployment, and no cluster-scoped object made by the operator remains.
+func uninstallLeavesCRDsAndNoOperatorObjects(t *testing.T, in *install.Installation) {
+	t.Helper()
+	eventually(t, operatorWait, func() string {
+		if left := operatorClusterScoped(t); len(left) > 0 {
+			return "operator-made cluster-scoped objects left after the clusters were removed: " +
+				strings.Join(left, ", ")
+		}
+		return ""
+	})
+	if err := in.Uninstall(context.Background()); err != nil {
+		t.Fatalf("uninstall: %v", err)
+	}
+	for _, r := range []struct{ name, ns string }{{"kof", "kof"}, {"kof-mothership", "kof"},
+		{"kof-operators", "kof"}, {"kof-regional", "kof"}, {"kof-child", "kof"}} {
+		rel, err := shared.session.Helm.Get(r.name, r.ns)
+		if err != nil || rel != nil {
+			t.Errorf("release %s/%s after uninstall: %v (still there: %v)", r.ns, r.name, err, rel != nil)
+		}
+	}
+	for _, name := range kofCRDs {
+		if !crdExists(t, name) {
+			t.Errorf("CRD %s was deleted by helm uninstall; CRDs are kept", name)
+		}
+	}
+	if in.Operator != nil {
+		t.Errorf("operator process still runs after its Deployment was uninstalled")
+	}
+	if left := operatorClusterScoped(t); len(left) > 0 {
+		t.Errorf("operator-made cluster-scoped objects after uninstall: %s", strings.Join(left, ", "))
+	}
+}

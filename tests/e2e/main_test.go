@@ -1,0 +1,63 @@
+// Package e2e installs KOF for real on one local control plane (kube-apiserver and etcd from bin/) shared by every
+// test of the package: the umbrella chart through the Helm SDK, the components through the local Flux stand-in, the
+// kof-operator as a process reacting to real ClusterDeployments (chartlib/install). The tests run one after the
+// other on that control plane, each installing a scenario, asserting on the API server's contents, upgrading and
+// uninstalling it again.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"kof.dev/kof/chartlib/install"
+)
+
+// session is the control plane every test of the package uses (started in TestMain).
+type env struct {
+	session      *install.Session
+	scenariosDir string
+}
+
+// operatorWait bounds every wait for the kof-operator's objects.
+const operatorWait = 90 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	work, err := os.MkdirTemp("", "kof-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(work)
+	s, err := install.StartSession(context.Background(), install.SessionOptions{Root: root, WorkDir: work,
+		Progress: func(format string, args ...any) {
+			if testing.Verbose() {
+				fmt.Printf("e2e: "+format+"\n", args...)
+			}
+		}})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		return 1
+	}
+	shared = &env{session: s, scenariosDir: filepath.Join(root, "tests", "scenarios", "testdata")}
+	code := m.Run()
+	if err := s.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
