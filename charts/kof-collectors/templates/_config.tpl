@@ -1,12 +1,13 @@
 {{/*
-kof-collectors.kofExporters: the KOF exporters and the signal whose write endpoint each one uses.
-Input: none. Output: YAML map `<exporter name>: <key under .Values.kof>`.
+kof-collectors.kofExporters: the KOF exporters, the signal whose write endpoint each one uses and the exporter field
+that takes it as a full URL (otlphttp appends /v1/<signal> to `endpoint`, so it gets `logs_endpoint` or
+`traces_endpoint`). Input: none. Output: YAML map `<exporter name>: [<key under .Values.kof>, <field>]`.
 */}}
 {{- define "kof-collectors.kofExporters" -}}
-prometheusremotewrite: metrics
-otlphttp/logs: logs
-otlphttp/auditlogs: auditLogs
-otlphttp/traces: traces
+prometheusremotewrite: [metrics, endpoint]
+otlphttp/logs: [logs, logs_endpoint]
+otlphttp/auditlogs: [auditLogs, logs_endpoint]
+otlphttp/traces: [traces, traces_endpoint]
 {{- end -}}
 
 {{/*
@@ -19,9 +20,9 @@ and the cluster-name processor. Input: the root context. Output: YAML of a parti
 {{- $stack := index $v "opentelemetry-kube-stack" -}}
 {{- $userExporters := $stack.defaultCRConfig.config.exporters | default dict -}}
 {{- $exporters := dict -}}
-{{- range $name, $signal := include "kof-collectors.kofExporters" . | fromYaml -}}
+{{- range $name, $target := include "kof-collectors.kofExporters" . | fromYaml -}}
 {{- if and (hasKey $userExporters $name) (not (kindIs "invalid" (index $userExporters $name))) -}}
-{{- $e := dict "endpoint" (index $v.kof $signal "endpoint") "tls" (dict "insecure_skip_verify" $v.tls.insecureSkipVerify) -}}
+{{- $e := dict (index $target 1) (index $v.kof (index $target 0) "endpoint") "tls" (dict "insecure_skip_verify" $v.tls.insecureSkipVerify) -}}
 {{- if $v.kof.basicAuth -}}
 {{- $_ := set $e "auth" (dict "authenticator" "basicauth/kof") -}}
 {{- end -}}

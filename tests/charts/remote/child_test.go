@@ -34,14 +34,22 @@ func collectorSpecs(t testing.TB, res *render.Result) []*unstructured.Unstructur
 	return cols
 }
 
-// exporterEndpoints returns exporter name → endpoint of a collector's config.
+// exporterEndpoints returns exporter name → write URL of a collector's config: `endpoint`, or the full-URL
+// `logs_endpoint` / `traces_endpoint` of otlphttp exporters.
 func exporterEndpoints(t testing.TB, col *unstructured.Unstructured) map[string]string {
 	t.Helper()
 	exporters, _, _ := unstructured.NestedMap(col.Object, "spec", "config", "exporters")
 	out := map[string]string{}
 	for name, e := range exporters {
-		if m, ok := e.(map[string]any); ok {
-			if ep, ok := m["endpoint"].(string); ok {
+		m, ok := e.(map[string]any)
+		if !ok {
+			continue
+		}
+		for _, key := range []string{"endpoint", "logs_endpoint", "traces_endpoint"} {
+			if ep, ok := m[key].(string); ok {
+				if _, dup := out[name]; dup {
+					t.Errorf("collector %s exporter %s has more than one endpoint field", col.GetName(), name)
+				}
 				out[name] = ep
 			}
 		}

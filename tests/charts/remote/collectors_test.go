@@ -110,11 +110,23 @@ func TestCollectorsCloudWatch(t *testing.T) {
 	}
 }
 
-// TestCollectorsChild checks ci/02-child: every KOF exporter writes to the regional endpoint with basic auth and
-// skips TLS verification, the credentials Secret is rendered and each env name appears once (PKI_PATH replaced).
+// TestCollectorsChild checks ci/02-child: every KOF exporter writes to the regional endpoint (otlphttp ones through
+// the full-URL logs_endpoint / traces_endpoint fields) with basic auth and skips TLS verification, the credentials Secret is rendered and each env name appears once (PKI_PATH replaced).
 func TestCollectorsChild(t *testing.T) {
 	res := collectorsCase(t, "02-child-values.yaml")
 	mustGet(t, res, "Secret", namespace, "kof-vmuser-creds-child-1-0123456789")
+	node := mustGet(t, res, "OpenTelemetryCollector", namespace, "kof-collectors-node")
+	for name, want := range map[string]string{
+		"prometheusremotewrite.endpoint":   "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write",
+		"otlphttp/logs.logs_endpoint":      "https://vmauth.regional-1.kof.example.com/vli/insert/opentelemetry/v1/logs",
+		"otlphttp/auditlogs.logs_endpoint": "https://vmauth.regional-1.kof.example.com/vlai/insert/opentelemetry/v1/logs",
+		"otlphttp/traces.traces_endpoint":  "https://vmauth.regional-1.kof.example.com/vti/insert/opentelemetry/v1/traces",
+	} {
+		exporter, key, _ := strings.Cut(name, ".")
+		if got := str(t, node.Object, "spec", "config", "exporters", exporter, key); got != want {
+			t.Errorf("exporter %s %s = %q, want %q", exporter, key, got, want)
+		}
+	}
 	for _, col := range collectorSpecs(t, res) {
 		for _, name := range []string{"prometheusremotewrite", "otlphttp/logs", "otlphttp/auditlogs", "otlphttp/traces"} {
 			e, _, _ := unstructured.NestedMap(col.Object, "spec", "config", "exporters", name)
@@ -124,7 +136,7 @@ func TestCollectorsChild(t *testing.T) {
 			if a, _, _ := unstructured.NestedString(e, "auth", "authenticator"); a != "basicauth/kof" {
 				t.Errorf("collector %s exporter %s: authenticator %q", col.GetName(), name, a)
 			}
-			if ep, _ := e["endpoint"].(string); !strings.HasPrefix(ep, "https://vmauth.regional-1.kof.example.com/") {
+			if ep := exporterEndpoints(t, col)[name]; !strings.HasPrefix(ep, "https://vmauth.regional-1.kof.example.com/") {
 				t.Errorf("collector %s exporter %s: endpoint %q", col.GetName(), name, ep)
 			}
 		}
