@@ -157,6 +157,10 @@ func checkMothershipDefaults(t *testing.T, res *render.Result) {
 	if got := field(t, dep, "spec", "replicas"); got != int64(2) {
 		t.Errorf("kof-operator replicas %v, want 2", got)
 	}
+	pdb := mustGet(t, res, "PodDisruptionBudget", namespace, operatorName)
+	if diff := cmp.Diff(field(t, dep, "spec", "selector", "matchLabels"), field(t, pdb, "spec", "selector", "matchLabels")); diff != "" {
+		t.Errorf("PodDisruptionBudget selects other pods than the kof-operator Deployment (-deployment +pdb):\n%s", diff)
+	}
 	manager := containers(t, dep)[0]
 	if diff := cmp.Diff([]any{"--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"}, manager["args"]); diff != "" {
 		t.Errorf("kof-operator args (-want +got):\n%s", diff)
@@ -373,7 +377,7 @@ func checkMothershipGrafanaCertificates(t *testing.T, res *render.Result) {
 }
 
 func checkMothershipMinimal(t *testing.T, res *render.Result) {
-	for _, kind := range []string{"VMAlert", "VMAlertmanager", "VLCluster", "VTCluster", "PrometheusRule", "ServiceTemplate", "ServiceTemplateChain", "PromxyServerGroup", "Secret", "Role"} {
+	for _, kind := range []string{"VMAlert", "VMAlertmanager", "VLCluster", "VTCluster", "PrometheusRule", "ServiceTemplate", "ServiceTemplateChain", "PromxyServerGroup", "Secret", "Role", "PodDisruptionBudget"} {
 		if got := names(res, kind); len(got) != 0 {
 			t.Errorf("minimal values render %s %v, want none", kind, got)
 		}
