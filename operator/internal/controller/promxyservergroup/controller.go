@@ -20,6 +20,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -147,6 +148,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (resu
 			err = perr
 		}
 	}()
+	if problems := validation.IsDNS1123Subdomain(req.Name); len(problems) > 0 {
+		markAll(outcomes, failure(kofv1.ReasonInvalidSpec, fmt.Sprintf("metadata.labels[%s]: %q is not a Secret name (%s); fix the label",
+			kofv1.SecretNameLabel, req.Name, strings.Join(problems, "; "))))
+		return reconcile.Result{}, nil
+	}
 
 	inputs, err := r.collect(ctx, groups, outcomes)
 	if err != nil {

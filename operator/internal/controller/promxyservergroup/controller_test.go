@@ -321,3 +321,19 @@ func TestFollowUpReloadAfterSettleDelay(t *testing.T) {
 		t.Fatalf("settled resync: err %v, reloads %d; want no more reloads", err, f.server.reloads.Load())
 	}
 }
+
+func TestInvalidSecretNameLabel(t *testing.T) {
+	f := newFixture(t, "badlabel")
+	f.secret = "Not_A_Secret_Name"
+	g := f.group(t, f.ns1, "promxy-server-group-a", "r1", kofv1.BasicAuth{})
+	if err := f.reconcile(t); err != nil {
+		t.Fatalf("reconcile: %v, want no error (invalid input is not retried)", err)
+	}
+	c := meta.FindStatusCondition(getGroup(t, f.ctx, g).Status.Conditions, kofv1.ConditionReady)
+	if c == nil || c.Reason != kofv1.ReasonInvalidSpec || !strings.Contains(c.Message, kofv1.SecretNameLabel) {
+		t.Errorf("Ready = %+v, want InvalidSpec naming the label", c)
+	}
+	if n := f.server.reloads.Load(); n != 0 {
+		t.Errorf("reloads = %d, want 0", n)
+	}
+}

@@ -1,6 +1,7 @@
 package vmstorageconnection
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,5 +101,18 @@ func TestCurrentArgsKeepsOnlyManagedKeys(t *testing.T) {
 	want := map[string]string{ArgStorageNode: "a:1", ArgTLS: "true"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestCheckAddress(t *testing.T) {
+	for _, ok := range []string{"vmauth-cluster:8427/vls", "https://vmauth.r1.example.com/vls"} {
+		if p := checkAddress(ok); p != "" {
+			t.Errorf("checkAddress(%q) = %q, want no problem", ok, p)
+		}
+	}
+	for _, bad := range []string{"", "a:1,b:2", "a:1 b:2"} {
+		if p := checkAddress(bad); !strings.Contains(p, "spec.target_storage_node.address") {
+			t.Errorf("checkAddress(%q) = %q, want a problem naming the field", bad, p)
+		}
 	}
 }

@@ -108,6 +108,12 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (out
 			continue
 		}
 		id := c.Namespace + "/" + c.Name
+		if problem := checkAddress(c.Spec.TargetStorageNode.Address); problem != "" {
+			if id == self {
+				selfOutcome = failure(kofv1.ReasonInvalidSpec, problem)
+			}
+			continue
+		}
 		problem, err := r.ensureSecretCopy(ctx, c, key.namespace)
 		if err != nil {
 			return failure(kofv1.ReasonApplyFailed, err.Error()), err
@@ -261,4 +267,12 @@ func (r *Reconciler) getSecret(ctx context.Context, key types.NamespacedName, s 
 		return r.APIReader.Get(ctx, key, s)
 	}
 	return err
+}
+
+// checkAddress returns a problem when address cannot be one entry of the comma-separated storageNode flag.
+func checkAddress(address string) string {
+	if address == "" || strings.ContainsAny(address, ", \t\n") {
+		return fmt.Sprintf("spec.target_storage_node.address: %q; use one host:port[/path] without commas or spaces", address)
+	}
+	return ""
 }
