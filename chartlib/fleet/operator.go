@@ -33,8 +33,9 @@ const (
 //     (rules.Merge over the mothership's PrometheusRules and the rule patch ConfigMaps);
 //   - child cluster: ConfigMap `kof-cluster-config-<c>` with the data of its regional (discovery.FindRegional) or,
 //     regionless, of the management cluster (discovery.RegionlessData), and its credentials Secret;
-//   - regionless: the management cluster's ConfigMap `kof-<mgmt>` and admin Secret; M2R: the management cluster's
-//     child credentials Secret.
+//   - regionless: the management cluster's ConfigMap `kof-<mgmt>` and admin Secret.
+//
+// Like the operator, it makes no credentials for the management cluster in M2R mode.
 //
 // Problems of one cluster (malformed annotations, no regional cluster) are returned per `namespace/name`; the
 // error is for an operator environment the operator itself would refuse. Without a kof-operator Deployment no
@@ -81,10 +82,6 @@ func operatorOutputs(m *management, in *inputs) ([]*unstructured.Unstructured, m
 	}
 	for _, c := range children {
 		o.child(c, bound)
-	}
-	if name := m2rRegional(m.releases); name != "" && !cfg.Regionless {
-		base := names.ChildVMUserBase(cfg.KCMNamespace, cfg.RegionlessClusterName)
-		o.add(credentials(cfg.KCMNamespace, base))
 	}
 	return o.objs, o.errs, nil
 }
@@ -231,17 +228,6 @@ func operatorEnv(objs []*unstructured.Unstructured) map[string]string {
 		}
 	}
 	return nil
-}
-
-// m2rRegional returns the regional cluster named by the kof-child release's fromManagement.toRegionalCluster.name
-// (M2R, docs/values-contract.md), "" when M2R is off.
-func m2rRegional(releases []Release) string {
-	for _, r := range releases {
-		if r.Chart == "kof-child" {
-			return str(r.Values, "fromManagement", "toRegionalCluster", "name")
-		}
-	}
-	return ""
 }
 
 // operatorLabels returns the labels of every object the operator makes.
