@@ -21,12 +21,14 @@ var writePaths = map[string]string{
 	"traces":    "/vti/insert/opentelemetry/v1/traces",
 }
 
-// exporterOf maps a signal key of the kof-collectors values to its OpenTelemetry exporter.
-var exporterOf = map[string]string{
-	"metrics":   "prometheusremotewrite",
-	"logs":      "otlphttp/logs",
-	"auditLogs": "otlphttp/auditlogs",
-	"traces":    "otlphttp/traces",
+// exporterOf maps a signal key of the kof-collectors values to its OpenTelemetry exporter and the exporter's URL
+// field (otlphttp takes full per-signal URLs as logs_endpoint / traces_endpoint; `endpoint` would get /v1/<signal>
+// appended).
+var exporterOf = map[string]struct{ name, field string }{
+	"metrics":   {"prometheusremotewrite", "endpoint"},
+	"logs":      {"otlphttp/logs", "logs_endpoint"},
+	"auditLogs": {"otlphttp/auditlogs", "logs_endpoint"},
+	"traces":    {"otlphttp/traces", "traces_endpoint"},
 }
 
 // wantWritesTo checks that the kof-collectors of cluster write every signal to base + its path, both in the
@@ -47,17 +49,17 @@ func wantExporters(t *testing.T, s *fleet.Service, clusterName string, want func
 	for signal, exp := range exporterOf {
 		found := 0
 		for _, c := range cols {
-			got, ok, _ := unstructured.NestedString(c.Object, "spec", "config", "exporters", exp, "endpoint")
+			got, ok, _ := unstructured.NestedString(c.Object, "spec", "config", "exporters", exp.name, exp.field)
 			if !ok {
 				continue
 			}
 			found++
 			if w := want(signal); got != w {
-				t.Errorf("%s: collector %s exporter %s endpoint = %s, want %s", clusterName, c.GetName(), exp, got, w)
+				t.Errorf("%s: collector %s exporter %s %s = %s, want %s", clusterName, c.GetName(), exp.name, exp.field, got, w)
 			}
 		}
 		if found == 0 {
-			t.Errorf("%s: no OpenTelemetryCollector has exporter %s", clusterName, exp)
+			t.Errorf("%s: no OpenTelemetryCollector has exporter %s with %s", clusterName, exp.name, exp.field)
 		}
 	}
 }

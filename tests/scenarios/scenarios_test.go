@@ -141,12 +141,12 @@ func check03(t *testing.T, f *fleet.Fleet) {
 	for _, child := range []string{"child-1", "child-2"} {
 		for _, c := range collectors(t, service(t, f, child, "kof-collectors")) {
 			for signal, exp := range exporterOf {
-				if _, ok, _ := unstructured.NestedMap(c.Object, "spec", "config", "exporters", exp); !ok {
+				if _, ok, _ := unstructured.NestedMap(c.Object, "spec", "config", "exporters", exp.name); !ok {
 					continue
 				}
-				skip, _, _ := unstructured.NestedBool(c.Object, "spec", "config", "exporters", exp, "tls", "insecure_skip_verify")
+				skip, _, _ := unstructured.NestedBool(c.Object, "spec", "config", "exporters", exp.name, "tls", "insecure_skip_verify")
 				if !skip {
-					t.Errorf("%s collector %s: %s exporter %s lacks tls.insecure_skip_verify: true", child, c.GetName(), signal, exp)
+					t.Errorf("%s collector %s: %s exporter %s lacks tls.insecure_skip_verify: true", child, c.GetName(), signal, exp.name)
 				}
 			}
 		}
