@@ -29,11 +29,12 @@
 // # Known differences from a live management cluster
 //
 //   - The operator's VMUser objects and propagation MultiClusterServices are not computed: only the credential
-//     Secrets the charts read, whose password is an offline placeholder (OfflinePassword).
+//     Secrets the charts read, whose password is an offline placeholder (OfflinePassword). As the operator does, it
+//     makes no credentials for the management cluster itself in M2R mode.
 //   - MultiClusterService spec.dependsOn and service dependsOn only order the output; nothing waits.
 //   - A ClusterDeployment is shown to Sveltos as a CAPI Cluster, or as a SveltosCluster when its ClusterTemplate is
 //     KCM's adopted-cluster template (name or chart starting with `adopted-cluster`).
 //
-// Sources: ../shared/DESIGN.md ("Data flow of kof render"), ../shared/SVELTOS.md ("KCM mapping"), k0rdent/kcm
+// Sources: the KOF design ("Data flow of kof render"), the KOF layer-2 notes ("KCM mapping"), k0rdent/kcm
 // v1.10.0 api/v1beta1 (MultiClusterService, ServiceTemplate), fluxcd helm-controller v2 and source-controller v1.
 package fleet

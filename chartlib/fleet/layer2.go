@@ -188,7 +188,7 @@ func (p *layer2) run(ctx context.Context, clusters []*Cluster, in *inputs, n int
 
 // evaluate adds to t.cluster the services of every MultiClusterService whose selector matches it: every
 // ClusterDeployment is a candidate of every MCS; the management cluster only of those with self-management
-// (../shared/SVELTOS.md, "KCM mapping").
+// (KCM: MultiClusterService clusterSelector and provider.selfManagement).
 func (p *layer2) evaluate(ctx context.Context, t target) {
 	for _, mcs := range p.mcss {
 		if (t.self && !mcs.self) || !mcs.selector.Matches(labels.Set(t.labels)) {
