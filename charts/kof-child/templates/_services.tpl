@@ -23,8 +23,9 @@ m2r
 
 {{/*
 kof-child.self: the management cluster as the layer-2 templates see it in M2M/M2R: its KOF name and namespace,
-the credentials Secret of its collectors (M2R: `kof-vmuser-creds-<childVMUserBase>`, treating it as a child of its
-regional cluster; M2M: none, it writes to its own storage in-cluster) and, for M2R, the regional cluster's name.
+the credentials Secret of its collectors (M2R: the regional cluster's admin bundle
+`kof-vmuser-creds-<adminVMUserBase>`, which the KOF operator keeps for every regional cluster; M2M: none, it writes
+to its own storage in-cluster) and, for M2R, the regional cluster's name.
 Input: the root context. Output: YAML map {name, namespace, secretName, regional}.
 */}}
 {{- define "kof-child.self" -}}
@@ -32,7 +33,8 @@ Input: the root context. Output: YAML map {name, namespace, secretName, regional
 {{- $mode := include "kof-child.mode" . -}}
 {{- $secret := "" -}}
 {{- if eq $mode "m2r" -}}
-{{- $secret = printf "kof-vmuser-creds-%s" (include "kof.names.childVMUserBase" (dict "cluster" $v.regionless.clusterName "namespace" $v.kcmNamespace)) -}}
+{{- $ns := $v.fromManagement.toRegionalCluster.namespace | default $v.kcmNamespace -}}
+{{- $secret = printf "kof-vmuser-creds-%s" (include "kof.names.adminVMUserBase" (dict "cluster" $v.fromManagement.toRegionalCluster.name "namespace" $ns)) -}}
 {{- end -}}
 {{- toYaml (dict "name" $v.regionless.clusterName "namespace" $v.kcmNamespace "secretName" $secret "regional" $v.fromManagement.toRegionalCluster.name) -}}
 {{- end -}}
@@ -134,7 +136,8 @@ name and namespace. Input: none. Output: YAML list of Sveltos TemplateResourceRe
 
 {{/*
 kof-child.mgmtRefs: templateResourceRefs of the management-cluster MCS: the cluster refs; for M2R also the regional
-cluster's ConfigMap `kof-<regional>` (its write endpoints) and the management cluster's VMUser Secret, both required.
+cluster's ConfigMap `kof-<regional>` (its write endpoints) and its admin VMUser Secret (the credentials the
+management cluster's collectors use; identifier ChildVMUser, as for children), both required.
 Input: the root context. Output: YAML list of Sveltos TemplateResourceRef objects.
 */}}
 {{- define "kof-child.mgmtRefs" -}}
@@ -144,7 +147,7 @@ Input: the root context. Output: YAML list of Sveltos TemplateResourceRef object
 {{- $self := include "kof-child.self" . | fromYaml -}}
 {{- $ns := $v.fromManagement.toRegionalCluster.namespace | default $v.kcmNamespace -}}
 {{- $refs = append $refs (dict "identifier" "RegionalConfig" "resource" (dict "apiVersion" "v1" "kind" "ConfigMap" "namespace" $ns "name" (include "kof.names.composed" (dict "prefix" "kof-" "name" $v.fromManagement.toRegionalCluster.name)))) -}}
-{{- $refs = append $refs (dict "identifier" "ChildVMUser" "resource" (dict "apiVersion" "v1" "kind" "Secret" "namespace" $v.kcmNamespace "name" $self.secretName)) -}}
+{{- $refs = append $refs (dict "identifier" "ChildVMUser" "resource" (dict "apiVersion" "v1" "kind" "Secret" "namespace" $ns "name" $self.secretName)) -}}
 {{- end -}}
 {{- toYaml $refs -}}
 {{- end -}}

@@ -254,14 +254,14 @@ func TestChildM2M(t *testing.T) {
 }
 
 // TestChildM2R renders M2R: kof-mgmt-cluster installs only kof-collectors on the management cluster, writing to
-// regional-1's endpoints with the management cluster's own credentials.
+// regional-1's endpoints with regional-1's admin credentials (the bundle the KOF operator keeps for every regional).
 func TestChildM2R(t *testing.T) {
 	res := renderChart(t, renderSpec{chart: "kof-child", files: []string{chartDir("kof-child") + "/ci/02-m2r-values.yaml"}})
 	mcs := mcsNamed(t, res, "kof-mgmt-cluster")
 	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
 	regionalCM := childConfig(kcmNamespace, "x", "regional-1", "regional-1.kof.example.com")
 	regionalCM.SetName(names.RegionalConfigMap("regional-1"))
-	base := names.ChildVMUserBase(kcmNamespace, "mothership")
+	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
 	objects := []*unstructured.Unstructured{regionalCM, credentials(kcmNamespace, base, "mothership-password")}
 	results := mustInstantiate(t, mcs, mgmt, objects)
 	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-collectors"}) {

@@ -36,17 +36,29 @@ func refName(t *testing.T, mcs *unstructured.Unstructured, identifier string) st
 	return ""
 }
 
-// TestLayer1NameHelpers checks the charts' `kof.names.childVMUserBase` (kof-child, M2R) and
-// `kof.names.adminVMUserBase` (kof-regional, regionless) against operator/names for every input.
+// TestLayer1NameHelpers checks the charts' layer-1 name helpers against operator/names for every input:
+// `kof.names.adminVMUserBase` (kof-child M2R, kof-regional regionless) and `kof.names.composed` (M2R ConfigMap).
 func TestLayer1NameHelpers(t *testing.T) {
 	for _, name := range nameInputs {
 		child := renderChart(t, renderSpec{chart: "kof-child", values: map[string]any{
 			"regionless":     map[string]any{"clusterName": name},
 			"fromManagement": map[string]any{"toRegionalCluster": map[string]any{"name": "regional-1"}},
 		}})
-		want := names.VMUserSecret(names.ChildVMUserBase(kcmNamespace, name))
-		if got := refName(t, mcsNamed(t, child, "kof-mgmt-cluster"), "ChildVMUser"); got != want {
-			t.Errorf("kof.names.childVMUserBase(%q): Secret %q, want %q", name, got, want)
+		mgmt := mcsNamed(t, child, "kof-mgmt-cluster")
+		want := names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, "regional-1"))
+		if got := refName(t, mgmt, "ChildVMUser"); got != want {
+			t.Errorf("M2R credentials Secret %q, want %q", got, want)
+		}
+		m2r := renderChart(t, renderSpec{chart: "kof-child", values: map[string]any{
+			"fromManagement": map[string]any{"toRegionalCluster": map[string]any{"name": name}},
+		}})
+		mgmt = mcsNamed(t, m2r, "kof-mgmt-cluster")
+		want = names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, name))
+		if got := refName(t, mgmt, "ChildVMUser"); got != want {
+			t.Errorf("kof-child kof.names.adminVMUserBase(%q): Secret %q, want %q", name, got, want)
+		}
+		if got := refName(t, mgmt, "RegionalConfig"); got != names.RegionalConfigMap(name) {
+			t.Errorf("kof.names.composed(kof-, %q) = %q, want %q", name, got, names.RegionalConfigMap(name))
 		}
 		regional := renderChart(t, renderSpec{chart: "kof-regional", values: map[string]any{
 			"regionless": map[string]any{"enabled": true, "clusterName": name},
