@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -24,6 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
+
+// crdWait bounds the wait until the API server serves every installed CRD (about a hundred on a busy machine).
+const crdWait = 3 * time.Minute
 
 // ControlPlane is a running kube-apiserver and etcd with the KOF CRDs installed.
 type ControlPlane struct {
@@ -108,7 +112,12 @@ func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: opts.AssetsDir,
-		CRDDirectoryPaths:     opts.CRDDirs,
+		CRDInstallOptions: envtest.CRDInstallOptions{
+			Paths:        opts.CRDDirs,
+			Scheme:       s,
+			MaxTime:      crdWait,
+			PollInterval: 250 * time.Millisecond,
+		},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
 	}

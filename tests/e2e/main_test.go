@@ -13,10 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"kof.dev/kof/chartlib/install"
 )
 
-// session is the control plane every test of the package uses (started in TestMain).
+// env is the control plane every test of the package uses (started in TestMain).
 type env struct {
 	session      *install.Session
 	scenariosDir string
@@ -30,6 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard()) // the control plane helpers log through controller-runtime
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"kof.dev/kof/chartlib/install"
 )
@@ -38,6 +40,8 @@ missing, the install or the operator failed).`,
 				opts.OutDir = filepath.Join(root, "out", opts.Scenario)
 			}
 			opts.Out = s.out
+			// The control plane helpers log through controller-runtime; the demo prints its own progress lines.
+			ctrllog.SetLogger(logr.Discard())
 			res, err := install.Demo(cmd.Context(), opts)
 			if err != nil {
 				return failed(err)
