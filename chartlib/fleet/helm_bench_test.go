@@ -60,7 +60,7 @@ func BenchmarkHelmTemplateFleet(b *testing.B) {
 		b.Fatalf("%s not found: build the tools with `make tools`: %v", helmBinary, err)
 	}
 	runs := helmRuns(b, b.TempDir())
-	b.ReportMetric(float64(len(runs)), "renders/op")
+	cpu := cpuTime(b)
 	for b.Loop() {
 		jobs := make(chan helmRun)
 		errs := make(chan error, len(runs))
@@ -87,6 +87,8 @@ func BenchmarkHelmTemplateFleet(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(len(runs)), "renders/op")
+	reportCPU(b, cpu)
 }
 
 // helmError is a failed `helm template` run.
