@@ -85,7 +85,7 @@ func cpuTime(b *testing.B) time.Duration {
 
 // reportCPU reports the CPU seconds per iteration used since start (see cpuTime) as the metric cpu-s/op.
 func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric((cpuTime(b) - start).Seconds()/float64(b.N), "cpu-s/op")
+	b.ReportMetric((cpuTime(b)-start).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // localRenders returns the number of chart renders of f: every local service but the operator's outputs.
