@@ -8,12 +8,10 @@
   Merge order: shared keys < computed from the cluster < kof-child `collectors` < the cluster's annotation;
   defaultCRConfig.env is the concatenation of the credential env vars, PKI_PATH, the Helm env and the annotation env,
   each name once (lists replace in merges, so it is built on purpose).
-  Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
+  $ann (annotations) and $override (the values annotation) come from files/_annotations.tpl.
   istio.enabled is the MCS variant's, whatever the merged values say.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
-{{- if hasKey $kof "Error" }}{{ fail (printf "kof-child: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
-{{- $ann := mergeOverwrite (dict) (dig "metadata" "annotations" (dict) .Cluster) (dig "metadata" "annotations" (dict) (index .MgmtResources "ClusterDeployment")) }}
 {{- $name := dig "metadata" "name" "" .Cluster }}
 {{- $ns := dig "metadata" "namespace" "" .Cluster }}
 {{- $secretName := "" }}
@@ -49,11 +47,6 @@
 {{- $_ := set $kofValues "credentials" (dict "secretName" $secretName "username" (dig "data" "username" "" $secret | b64dec) "password" (dig "data" "password" "" $secret | b64dec)) }}
 {{- end }}
 {{- $computed := dict "opentelemetry-kube-stack" (dict "clusterName" $name) "kof" $kofValues }}
-{{- $override := dict }}
-{{- with dig $kof.annotation "" $ann }}
-{{- $override = fromYaml . }}
-{{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" $ns $name $kof.annotation (get $override "Error")) }}{{ end }}
-{{- end }}
 {{- $env := list }}
 {{- if $secretName }}
 {{- $env = list

@@ -70,9 +70,11 @@ kof-child.templateName: the KCM ServiceTemplate name of a chart version: `<name>
 {{/*
 kof-child.layer2: a service's values text for Sveltos: a first line that sets $kof from the injected data
 (JSON, base64-encoded so that no quoting, escaping or indentation can change it in Sveltos' double pass), then the
-layer-2 template file. Input: dict {root, file, data}. Output: the values text (multi-line, no trailing spaces).
+shared head files/_annotations.tpl ($ann, $override), then the service's layer-2 template file.
+Input: dict {root, file, data}. Output: the values text (multi-line, no trailing spaces).
 */}}
 {{- define "kof-child.layer2" -}}
 {{- printf "{{ $kof := fromJson (b64dec %q) }}" (.data | toJson | b64enc) }}
+{{ .root.Files.Get "files/_annotations.tpl" | trimSuffix "\n" }}
 {{ .root.Files.Get .file | trimSuffix "\n" }}
 {{- end -}}

@@ -67,7 +67,7 @@ kof-child.childServices: the services of a child MultiClusterService: kof-operat
 {{- $shared := include "kof-child.shared" (dict "root" $root "istio" .istio) | fromYaml -}}
 {{- $svcs := list -}}
 {{- if $v.operators.enabled -}}
-{{- $svcs = append $svcs (dict "name" "kof-operators" "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" "kof-operators" "version" $root.Chart.Version)) "file" "files/service.tpl" "data" (dict "values" (mergeOverwrite (dict) (deepCopy $shared) (deepCopy $v.operators.values)) "annotation" "k0rdent.mirantis.com/kof-operators-values")) -}}
+{{- $svcs = append $svcs (dict "name" "kof-operators" "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" "kof-operators" "version" $root.Chart.Version)) "file" "files/kof-operators.tpl" "data" (dict "values" (mergeOverwrite (dict) (deepCopy $shared) (deepCopy $v.operators.values)) "annotation" "k0rdent.mirantis.com/kof-operators-values")) -}}
 {{- end -}}
 {{- $self := dict "name" "" "namespace" "" "secretName" "" "regional" "" -}}
 {{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "mode" "child" "self" $self "istio" (eq .istio "true") "namespace" $v.namespace "pkiPath" $v.pkiPath "endpoints" (include "kof-child.paths" . | fromYaml))) -}}

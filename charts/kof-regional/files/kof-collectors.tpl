@@ -7,12 +7,10 @@
   Merge order: shared keys < computed from the cluster < kof-regional `collectors` < the cluster's annotation;
   defaultCRConfig.env is the concatenation of the credential env vars, the Helm env and the annotation env, each
   name once (lists replace in merges, so it is built on purpose).
-  Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
+  $ann (annotations) and $override (the values annotation) come from files/_annotations.tpl.
   istio.enabled is the MCS variant's, whatever the merged values say.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
-{{- if hasKey $kof "Error" }}{{ fail (printf "kof-regional: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
-{{- $ann := mergeOverwrite (dict) (dig "metadata" "annotations" (dict) .Cluster) (dig "metadata" "annotations" (dict) (index .MgmtResources "ClusterDeployment")) }}
 {{- $name := dig "metadata" "name" "" .Cluster }}
 {{- $ns := dig "metadata" "namespace" "" .Cluster }}
 {{- if $kof.self.enabled }}
@@ -35,11 +33,6 @@
 {{- $_ := set $kofValues "credentials" (dict "secretName" $secretName "username" (dig "data" "username" "" $secret | b64dec) "password" (dig "data" "password" "" $secret | b64dec)) }}
 {{- end }}
 {{- $computed := dict "opentelemetry-kube-stack" (dict "clusterName" $name) "kof" $kofValues }}
-{{- $override := dict }}
-{{- with dig $kof.annotation "" $ann }}
-{{- $override = fromYaml . }}
-{{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" $ns $name $kof.annotation (get $override "Error")) }}{{ end }}
-{{- end }}
 {{- $env := list
   (dict "name" "KOF_VM_USER" "valueFrom" (dict "secretKeyRef" (dict "name" $secretName "key" "username")))
   (dict "name" "KOF_VM_PASSWORD" "valueFrom" (dict "secretKeyRef" (dict "name" $secretName "key" "password")))

@@ -4,12 +4,10 @@
   The VMUser bundles are the KOF operator's (the regional admin one and the children's, propagated to the cluster;
   regionless: kept in the clusters' namespaces, so VMAuth reads every namespace): the chart renders none.
   Merge order: shared keys < computed from the cluster < kof-regional `storage` < the cluster's annotation.
-  Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
+  $ann (annotations) and $override (the values annotation) come from files/_annotations.tpl.
   istio.enabled is the MCS variant's, whatever the merged values say.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
-{{- if hasKey $kof "Error" }}{{ fail (printf "kof-regional: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
-{{- $ann := mergeOverwrite (dict) (dig "metadata" "annotations" (dict) .Cluster) (dig "metadata" "annotations" (dict) (index .MgmtResources "ClusterDeployment")) }}
 {{- $name := dig "metadata" "name" "" .Cluster }}
 {{- $ns := dig "metadata" "namespace" "" .Cluster }}
 {{- if $kof.self.enabled }}
@@ -30,11 +28,6 @@
 {{- if eq $kof.ingressMode "ingress" }}
 {{- $_ := set $computed "ingress" (dict "enabled" true) }}
 {{- $_ := set $computed.gateway "enabled" false }}
-{{- end }}
-{{- $override := dict }}
-{{- with dig $kof.annotation "" $ann }}
-{{- $override = fromYaml . }}
-{{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" $ns $name $kof.annotation (get $override "Error")) }}{{ end }}
 {{- end }}
 {{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
 {{- $_ := set $values "istio" (dict "enabled" $kof.istio) }}

@@ -17,26 +17,26 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- if not $self -}}
 {{- if and (not $istio) $v.certManager.enabled -}}
 {{- $cm := index $v.catalog "cert-manager" -}}
-{{- $svcs = append $svcs (dict "name" "cert-manager" "namespace" $v.certManager.namespace "template" (include "kof-regional.templateName" (dict "name" "cert-manager" "version" $cm.version)) "file" "files/service.tpl" "data" (dict "values" $v.certManager.values "annotation" "")) -}}
+{{- $svcs = append $svcs (dict "name" "cert-manager" "namespace" $v.certManager.namespace "template" (include "kof-regional.templateName" (dict "name" "cert-manager" "version" $cm.version)) "file" "files/cert-manager.tpl" "data" (dict "values" $v.certManager.values "annotation" "")) -}}
 {{- end -}}
 {{- if not $istio -}}
 {{- if eq $v.ingressMode "ingress" -}}
 {{- $in := index $v.catalog "ingress-nginx" -}}
-{{- $svcs = append $svcs (dict "name" "ingress-nginx" "namespace" $v.ingressNginx.namespace "template" (include "kof-regional.templateName" (dict "name" "ingress-nginx" "version" $in.version)) "file" "files/service.tpl" "data" (dict "values" $v.ingressNginx.values "annotation" "k0rdent.mirantis.com/kof-ingress-nginx-values")) -}}
+{{- $svcs = append $svcs (dict "name" "ingress-nginx" "namespace" $v.ingressNginx.namespace "template" (include "kof-regional.templateName" (dict "name" "ingress-nginx" "version" $in.version)) "file" "files/ingress-nginx.tpl" "data" (dict "values" $v.ingressNginx.values "annotation" "k0rdent.mirantis.com/kof-ingress-nginx-values")) -}}
 {{- else -}}
 {{- $eg := index $v.catalog "envoy-gateway" -}}
-{{- $svcs = append $svcs (dict "name" "envoy-gateway" "namespace" $v.envoyGateway.namespace "template" (include "kof-regional.templateName" (dict "name" "envoy-gateway" "version" $eg.version)) "file" "files/service.tpl" "data" (dict "values" $v.envoyGateway.values "annotation" "k0rdent.mirantis.com/kof-envoy-gateway-values")) -}}
+{{- $svcs = append $svcs (dict "name" "envoy-gateway" "namespace" $v.envoyGateway.namespace "template" (include "kof-regional.templateName" (dict "name" "envoy-gateway" "version" $eg.version)) "file" "files/envoy-gateway.tpl" "data" (dict "values" $v.envoyGateway.values "annotation" "k0rdent.mirantis.com/kof-envoy-gateway-values")) -}}
 {{- end -}}
 {{- end -}}
 {{- if $v.operators.enabled -}}
-{{- $svcs = append $svcs (dict "name" "kof-operators" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-operators" "version" $root.Chart.Version)) "file" "files/service.tpl" "data" (dict "values" (mergeOverwrite (dict) (deepCopy $shared) (deepCopy $v.operators.values)) "annotation" "k0rdent.mirantis.com/kof-operators-values")) -}}
+{{- $svcs = append $svcs (dict "name" "kof-operators" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-operators" "version" $root.Chart.Version)) "file" "files/kof-operators.tpl" "data" (dict "values" (mergeOverwrite (dict) (deepCopy $shared) (deepCopy $v.operators.values)) "annotation" "k0rdent.mirantis.com/kof-operators-values")) -}}
 {{- end -}}
 {{- $vmo := index $v.catalog "victoria-metrics-operator" -}}
 {{- $vmoValues := deepCopy $v.victoriaMetricsOperator.values -}}
 {{- if $v.global.registry -}}
 {{- $vmoValues = mergeOverwrite (dict "global" (dict "image" (dict "registry" $v.global.registry))) $vmoValues -}}
 {{- end -}}
-{{- $svcs = append $svcs (dict "name" "victoria-metrics-operator" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "victoria-metrics-operator" "version" $vmo.version)) "file" "files/service.tpl" "data" (dict "values" $vmoValues "annotation" "k0rdent.mirantis.com/kof-victoria-metrics-operator-values")) -}}
+{{- $svcs = append $svcs (dict "name" "victoria-metrics-operator" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "victoria-metrics-operator" "version" $vmo.version)) "file" "files/victoria-metrics-operator.tpl" "data" (dict "values" $vmoValues "annotation" "k0rdent.mirantis.com/kof-victoria-metrics-operator-values")) -}}
 {{- end -}}
 {{- $selfData := dict "enabled" false "name" "" "namespace" "" "domain" "" "certEmail" "" -}}
 {{- if $self -}}

@@ -1,9 +1,9 @@
 {{- /*
-  Values of a third-party service (cert-manager, Envoy Gateway, ingress-nginx, kof-operators, the VictoriaMetrics
-  operator) for one cluster, instantiated by Sveltos (layer 2). The line above, written by the chart, sets
-  $kof: {values, annotation}. Merge order: the chart's Helm values for the service < the cluster's annotation.
-  Annotations: the cluster's (from spec.config.clusterAnnotations) < the ClusterDeployment's own.
-  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+  Shared head of every layer-2 template of this chart; the chart writes it after the $kof line and before the
+  service's own template. It checks $kof, reads the cluster's annotations into $ann (the cluster's own, copied from
+  spec.config.clusterAnnotations, < the ClusterDeployment's metadata annotations: CONTRACT.md) and parses the
+  service's values annotation ($kof.annotation, "" for none) into $override. Missing annotations never fail; a value
+  that is not a YAML or JSON mapping fails this cluster alone, naming the annotation.
 */}}
 {{- if hasKey $kof "Error" }}{{ fail (printf "kof: corrupt embedded values: %v" (get $kof "Error")) }}{{ end }}
 {{- $ann := mergeOverwrite (dict) (dig "metadata" "annotations" (dict) .Cluster) (dig "metadata" "annotations" (dict) (index .MgmtResources "ClusterDeployment")) }}
@@ -12,4 +12,3 @@
 {{- $override = fromYaml . }}
 {{- if hasKey $override "Error" }}{{ fail (printf "cluster %s/%s: annotation %s is not a YAML or JSON mapping: %v" (dig "metadata" "namespace" "" $.Cluster) (dig "metadata" "name" "" $.Cluster) $kof.annotation (get $override "Error")) }}{{ end }}
 {{- end }}
-{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}

@@ -1,0 +1,5 @@
+{{- /*
+  cert-manager values for one regional cluster (layer 2): the chart's `certManager.values` as they are.
+  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+*/}}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}

@@ -1,0 +1,6 @@
+{{- /*
+  ingress-nginx values for one regional cluster (layer 2): the chart's `ingressNginx.values` <
+  the annotation k0rdent.mirantis.com/kof-ingress-nginx-values.
+  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+*/}}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}

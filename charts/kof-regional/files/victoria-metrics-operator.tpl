@@ -1,0 +1,7 @@
+{{- /*
+  VictoriaMetrics operator values for one regional cluster (layer 2): the chart's
+  `victoriaMetricsOperator.values` (global.image.registry from global.registry) < the annotation
+  k0rdent.mirantis.com/kof-victoria-metrics-operator-values.
+  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+*/}}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}
