@@ -102,6 +102,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		res  reconcile.Result
 		err  error
 	)
+	if err := r.removeOtherRole(ctx, cd, role); err != nil {
+		return reconcile.Result{}, err
+	}
 	switch role {
 	case kofv1.RoleRegional:
 		cond, err = r.reconcileRegional(ctx, cd)

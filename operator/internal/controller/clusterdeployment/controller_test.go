@@ -372,3 +372,37 @@ func TestLegacyBundleRemoved(t *testing.T) {
 		eventually(t, func() error { return gone(o) })
 	}
 }
+
+func TestRoleChangeRemovesOldRoleObjects(t *testing.T) {
+	ctx := context.Background()
+	create(t,
+		newCD("ns-b", "switch-regional", "regional", "", "", nil, domainAnn("switch.example.com")),
+		newCD("ns-b", "switch", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "switch-regional"}, nil),
+	)
+	base := names.ChildVMUserBase("ns-b", "switch")
+	childObjs := []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.ChildConfigMap("switch")}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUserSecret(base)}},
+		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(base)}},
+		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
+	}
+	for _, o := range childObjs {
+		eventually(t, func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(o), o) })
+	}
+	cd := &kcmv1.ClusterDeployment{}
+	eventually(t, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-b", Name: "switch"}, cd); err != nil {
+			return err
+		}
+		cd.Labels[kofv1.ClusterRoleLabel] = kofv1.RoleRegional
+		cd.Annotations = domainAnn("switched.example.com")
+		return env.Client.Update(ctx, cd)
+	})
+	eventually(t, func() error {
+		_, err := getCM("ns-b", names.RegionalConfigMap("switch"))
+		return err
+	})
+	for _, o := range childObjs {
+		eventually(t, func() error { return gone(o) })
+	}
+}

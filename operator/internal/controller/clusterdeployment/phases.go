@@ -362,3 +362,38 @@ func mustJSON(v any) string {
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
+
+// removeOtherRole deletes what cd caused under its other role, after its role label changed: a regional's ConfigMap
+// and KCM region MCSs, or a child's ConfigMap and VMUser bundle. Only objects this operator made for cd are deleted;
+// absent ones cost a cache read.
+func (r *Reconciler) removeOtherRole(ctx context.Context, cd *kcmv1.ClusterDeployment, role string) error {
+	var objs []ctrl.Object
+	if role == kofv1.RoleRegional {
+		base := names.ChildVMUserBase(cd.Namespace, cd.Name)
+		objs = []ctrl.Object{
+			&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
+			&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(base), Namespace: cd.Namespace}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserSecret(base), Namespace: cd.Namespace}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigMap(cd.Name), Namespace: cd.Namespace}},
+		}
+	} else {
+		objs = []ctrl.Object{
+			&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigPropagation(cd.Namespace, cd.Name)}},
+			&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMRulesPropagation(cd.Namespace, cd.Name)}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names.RegionalConfigMap(cd.Name), Namespace: cd.Namespace}},
+		}
+	}
+	for _, o := range objs {
+		owned, err := r.ownedBy(ctx, o, cd)
+		if err != nil {
+			return err
+		}
+		if !owned {
+			continue
+		}
+		if _, err := r.applier().Delete(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
