@@ -85,10 +85,11 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, err
 	}
 	res, runErr := runDemo(ctx, s, sc, opts, progress)
-	stopErr := s.Close()
-	if res != nil {
-		stopErr = errors.Join(res.Installation.Stop(), stopErr)
+	var stopErr error
+	if res != nil && res.Installation != nil {
+		stopErr = res.Installation.Stop() // before the control plane, or the operator fails on a closed API server
 	}
+	stopErr = errors.Join(stopErr, s.Close())
 	if runErr != nil || stopErr != nil {
 		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig, operator log)", work))
 	}

@@ -147,6 +147,10 @@ func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]an
 		return in, err
 	}
 	for _, obj := range sc.Clusters {
+		if filled := completeClusterTemplate(obj); len(filled) > 0 {
+			s.progress("ClusterTemplate %s/%s: filled fields the KCM CRD requires and the scenario leaves out: %s",
+				obj.GetNamespace(), obj.GetName(), strings.Join(filled, ", "))
+		}
 		if err := createStrict(ctx, s.ControlPlane.Client, obj); err != nil {
 			return in, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
@@ -361,4 +365,36 @@ func clean(u *unstructured.Unstructured) {
 			unstructured.RemoveNestedField(u.Object, "metadata", "annotations", k)
 		}
 	}
+}
+
+// Values completeClusterTemplate fills in: KCM's own template repository and Flux's usual chart interval.
+const (
+	kcmTemplatesRepository = "kcm-templates"
+	chartInterval          = "10m"
+)
+
+// completeClusterTemplate fills spec.helm.chartSpec.sourceRef and .interval of a ClusterTemplate when they are
+// missing (the KCM v1.10.0 CRD requires both; scenario files often carry only chart and version, which is all KOF
+// reads) and returns the paths it filled. Other kinds are left alone.
+func completeClusterTemplate(obj *unstructured.Unstructured) []string {
+	if obj.GetKind() != KindClusterTemplate {
+		return nil
+	}
+	spec, found, _ := unstructured.NestedMap(obj.Object, "spec", "helm", "chartSpec")
+	if !found {
+		return nil
+	}
+	var filled []string
+	if _, ok := spec["sourceRef"]; !ok {
+		spec["sourceRef"] = map[string]any{"kind": "HelmRepository", "name": kcmTemplatesRepository}
+		filled = append(filled, "spec.helm.chartSpec.sourceRef")
+	}
+	if _, ok := spec["interval"]; !ok {
+		spec["interval"] = chartInterval
+		filled = append(filled, "spec.helm.chartSpec.interval")
+	}
+	if len(filled) > 0 {
+		_ = unstructured.SetNestedMap(obj.Object, spec, "spec", "helm", "chartSpec")
+	}
+	return filled
 }

@@ -232,3 +232,27 @@ func TestCRDDirsNamesMissingThirdPartyCRDs(t *testing.T) {
 		t.Errorf("dirs (-want +got):\n%s", diff)
 	}
 }
+
+func TestCompleteClusterTemplateFillsOnlyMissingRequiredFields(t *testing.T) {
+	sc, err := LoadScenario("testdata/scenarios", "01-basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := sc.Clusters[0]
+	filled := completeClusterTemplate(tpl)
+	if diff := cmp.Diff([]string{"spec.helm.chartSpec.sourceRef", "spec.helm.chartSpec.interval"}, filled); diff != "" {
+		t.Errorf("filled (-want +got):\n%s", diff)
+	}
+	spec, _, _ := unstructured.NestedMap(tpl.Object, "spec", "helm", "chartSpec")
+	want := map[string]any{"chart": "aws-standalone-cp", "version": "1.0.0", "interval": "10m",
+		"sourceRef": map[string]any{"kind": "HelmRepository", "name": "kcm-templates"}}
+	if diff := cmp.Diff(want, spec); diff != "" {
+		t.Errorf("chartSpec (-want +got):\n%s", diff)
+	}
+	if again := completeClusterTemplate(tpl); len(again) != 0 {
+		t.Errorf("second call filled %v, want nothing", again)
+	}
+	if got := completeClusterTemplate(sc.Clusters[1]); got != nil {
+		t.Errorf("ClusterDeployment filled %v, want nil", got)
+	}
+}
