@@ -252,16 +252,11 @@ func wantValue(t testing.TB, what string, m map[string]any, want any, path ...st
 }
 
 // noProblems fails the test for every problem of every cluster: its own errors, failed services and validation
-// findings. Problems of a cluster listed in known (cluster → a defect outside the fleet renderer, reported to its
-// owner) are marked KNOWN GAP with that explanation.
-func noProblems(t testing.TB, f *fleet.Fleet, known map[string]string) {
+// findings.
+func noProblems(t testing.TB, f *fleet.Fleet) {
 	t.Helper()
 	for _, c := range f.Clusters {
 		for _, p := range c.Problems() {
-			if why, ok := known[c.Name]; ok {
-				t.Errorf("cluster %s: KNOWN GAP (%s): %s", c.Name, why, p)
-				continue
-			}
 			t.Errorf("cluster %s: %s", c.Name, p)
 		}
 	}
