@@ -218,12 +218,19 @@ func check07(t *testing.T, f *fleet.Fleet) {
 	wantValue(t, "mothership VMCluster", vmc[0].Object, "30d", "spec", "retentionPeriod")
 }
 
-// check08: the management cluster's collectors write to regional-1; no kof-storage on the management cluster.
+// check08: the management cluster's collectors write to regional-1 with its admin credentials; no kof-storage on the
+// management cluster.
 func check08(t *testing.T, f *fleet.Fleet) {
 	if s := cluster(t, f, "mgmt").Service("kof-storage"); s != nil {
 		t.Errorf("management cluster receives kof-storage (%s) in M2R mode", s.Via)
 	}
 	wantWritesTo(t, f, "mgmt", "https://vmauth.regional-1.kof.example.com")
+	// The management cluster authenticates with regional-1's admin credentials, which the operator keeps.
+	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
+	s := service(t, f, "mgmt", "kof-collectors")
+	wantValue(t, "mgmt kof-collectors", s.Values, names.VMUserSecret(base), "kof", "credentials", "secretName")
+	wantValue(t, "mgmt kof-collectors", s.Values, base, "kof", "credentials", "username")
+	operatorObject(t, f, "Secret", kcmNamespace, names.VMUserSecret(base))
 }
 
 // check10: the management cluster's collectors export to CloudWatch Logs only; AWS credentials only by reference.
