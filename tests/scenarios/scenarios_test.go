@@ -90,6 +90,15 @@ func check01(t *testing.T, f *fleet.Fleet) {
 	}
 	storage := service(t, f, "regional-1", "kof-storage")
 	wantValue(t, "regional-1 kof-storage", storage.Values, "regional-1.kof.example.com", "domain")
+	// The record rules reach the regional storage: kof-mothership's PrometheusRules → the operator's vmrules
+	// ConfigMap (operator/rules) → the MCS valuesFrom → a VMRule.
+	operatorObject(t, f, "ConfigMap", kcmNamespace, names.VMRulesConfigMap("regional-1"))
+	if groups, _ := value(t, storage.Values, "vmrules", "groups").(map[string]any); len(groups) == 0 {
+		t.Errorf("regional-1 kof-storage values carry no vmrules groups from valuesFrom")
+	}
+	if len(storage.Objects.OfKind("VMRule")) == 0 {
+		t.Errorf("regional-1 kof-storage renders no VMRule from its vmrules values")
+	}
 	cm := operatorObject(t, f, "ConfigMap", kcmNamespace, names.RegionalConfigMap("regional-1"))
 	wantValue(t, "regional-1 ConfigMap", cm.Object, "https://vmauth.regional-1.kof.example.com/vm/select/0/prometheus",
 		"data", "read_metrics_endpoint")
