@@ -375,7 +375,8 @@ const (
 
 // completeClusterTemplate fills spec.helm.chartSpec.sourceRef and .interval of a ClusterTemplate when they are
 // missing (the KCM v1.10.0 CRD requires both; scenario files often carry only chart and version, which is all KOF
-// reads) and returns the paths it filled. Other kinds are left alone.
+// reads), and status.valid when a status without it is given (KCM's controller would set it), and returns the
+// paths it filled. Other kinds are left alone.
 func completeClusterTemplate(obj *unstructured.Unstructured) []string {
 	if obj.GetKind() != KindClusterTemplate {
 		return nil
@@ -395,6 +396,14 @@ func completeClusterTemplate(obj *unstructured.Unstructured) []string {
 	}
 	if len(filled) > 0 {
 		_ = unstructured.SetNestedMap(obj.Object, spec, "spec", "helm", "chartSpec")
+	}
+	// KCM's template controller reports a usable template as status.valid: true; the CRD requires the field.
+	if status, ok, _ := unstructured.NestedMap(obj.Object, "status"); ok {
+		if _, has := status["valid"]; !has {
+			status["valid"] = true
+			_ = unstructured.SetNestedMap(obj.Object, status, "status")
+			filled = append(filled, "status.valid")
+		}
 	}
 	return filled
 }
