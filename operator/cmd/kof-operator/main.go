@@ -121,12 +121,14 @@ func setup(mgr ctrl.Manager, cfg config.Config) error {
 			Config: cfg, Recorder: rec(clusterdeployment.Name)}},
 		{regional.Name, &regional.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 			Recorder: rec(regional.Name)}},
-		{"kof-promxyservergroup", &promxyservergroup.Reconciler{Client: mgr.GetClient(), Recorder: rec("kof-promxyservergroup"),
+		{"kof-promxyservergroup", &promxyservergroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder:  rec("kof-promxyservergroup"),
 			Namespace: cfg.ReleaseNamespace, PodSelector: cfg.PromxyPodSelector,
 			Options: promxy.Options{AlertmanagerURL: cfg.PromxyAlertmanagerURL, RemoteWriteURL: cfg.PromxyRemoteWriteURL}}},
 		{"kof-rules", &rules.Reconciler{Client: mgr.GetClient(), Recorder: rec("kof-rules"),
 			Namespace: cfg.ReleaseNamespace, RulesConfigMap: cfg.PromxyRulesConfigMap}},
-		{"kof-vmstorageconnection", &vmstorageconnection.Reconciler{Client: mgr.GetClient(), Recorder: rec("kof-vmstorageconnection")}},
+		{"kof-vmstorageconnection", &vmstorageconnection.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder: rec("kof-vmstorageconnection")}},
 	}
 	for _, c := range controllers {
 		if err := c.r.SetupWithManager(mgr); err != nil {
