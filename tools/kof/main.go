@@ -85,6 +85,7 @@ func newRoot(s streams) *cobra.Command {
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.err)
-	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s))
+	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newBundleCommand(s),
+		newDemoCommand(s))
 	return root
 }
