@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	flag.Parse()                      // testing.Verbose below needs the test flags
 	ctrllog.SetLogger(logr.Discard()) // the control plane helpers log through controller-runtime
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
