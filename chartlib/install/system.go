@@ -252,6 +252,13 @@ func (in *Installation) Uninstall(ctx context.Context) error {
 	}
 	s.progress("helm: release %s/%s uninstalled", UmbrellaNamespace, UmbrellaRelease)
 	var errs []error
+	// Its HelmRelease went with the umbrella, so the operator's Deployment is deleted first of the kof-mothership
+	// release (Helm's uninstall order): stop the process before the stand-in removes the rest, as its Pods would go.
+	if in.Operator != nil {
+		s.progress("kof-operator's HelmRelease is gone: stopping the operator process before its release is removed")
+		errs = append(errs, in.Operator.Stop())
+		in.Operator, in.operatorCmd = nil, nil
+	}
 	rels, err := in.flux.Reconcile(ctx)
 	in.Releases = rels
 	errs = append(errs, err)

@@ -213,8 +213,25 @@ func uninstallLeavesCRDsAndNoOperatorObjects(t *testing.T, in *install.Installat
 		}
 		return ""
 	})
+	var released []*unstructured.Unstructured
+	for _, r := range in.Releases {
+		if r.Local {
+			for _, o := range releaseObjects(t, r.Name, r.Namespace) {
+				// Objects the charts mark `helm.sh/resource-policy: keep` stay on purpose.
+				if o.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+					released = append(released, o)
+				}
+			}
+		}
+	}
 	if err := in.Uninstall(context.Background()); err != nil {
 		t.Fatalf("uninstall: %v", err)
+	}
+	for _, o := range released {
+		if exists(t, o) {
+			t.Errorf("%s %s/%s of a KOF release is left after uninstall (orphaned)", o.GetKind(), o.GetNamespace(),
+				o.GetName())
+		}
 	}
 	for _, r := range []struct{ name, ns string }{{"kof", "kof"}, {"kof-mothership", "kof"},
 		{"kof-operators", "kof"}, {"kof-regional", "kof"}, {"kof-child", "kof"}} {
