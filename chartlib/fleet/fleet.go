@@ -72,6 +72,21 @@ type Fleet struct {
 	Operator []*unstructured.Unstructured
 	// Clusters are the management cluster first, then every ClusterDeployment by namespace and name.
 	Clusters []*Cluster
+	// Lint are the layer-2 hazards of every MultiClusterService service's values text (sveltos.Lint), once per
+	// service whatever the number of clusters it targets. They are warnings: no cluster fails for them.
+	Lint []LintFinding
+}
+
+// LintFinding is one hazard of one MultiClusterService service's values text.
+type LintFinding struct {
+	// MCS and Service name the MultiClusterService and the service (release) name.
+	MCS, Service string
+	sveltos.Finding
+}
+
+// String formats the finding as `MultiClusterService <mcs> service <service>: line N: rule: message`.
+func (l LintFinding) String() string {
+	return "MultiClusterService " + l.MCS + " service " + l.Service + ": " + l.Finding.String()
 }
 
 // Release is one HelmRelease of the umbrella, rendered when its chart is a local KOF chart.
@@ -234,7 +249,7 @@ func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{Umbrella: mgmt.umbrella, Releases: mgmt.releases, Operator: ops}
+	f := &Fleet{Umbrella: mgmt.umbrella, Releases: mgmt.releases, Operator: ops, Lint: plan.lint()}
 	f.Clusters = append(f.Clusters, plan.managementCluster(mgmt))
 	for _, cd := range inputs.deployments {
 		c := &Cluster{Name: cd.name, Namespace: cd.namespace, Role: cd.role, Errors: bindErrs[cd.key()]}

@@ -255,3 +255,36 @@ func TestWriteAndSummary(t *testing.T) {
 		t.Errorf("summary does not list far's problems:\n%s", buf.String())
 	}
 }
+
+func TestLintOfMCSValues(t *testing.T) {
+	mcs := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "k0rdent.mirantis.com/v1beta1", "kind": "MultiClusterService",
+		"metadata": map[string]any{"name": "user-mcs"},
+		"spec": map[string]any{
+			"clusterSelector": map[string]any{"matchLabels": map[string]any{"team": "none"}},
+			"serviceSpec": map[string]any{"services": []any{map[string]any{
+				"name": "app", "namespace": "app", "template": "app-1-0-0", "values": "replicas: {{ .Values.replicas }}\n",
+			}}},
+		},
+	}}
+	f := renderFleet(t, Options{Clusters: []*unstructured.Unstructured{mcs}})
+	var mine []LintFinding
+	for _, l := range f.Lint {
+		if l.MCS == "user-mcs" {
+			mine = append(mine, l)
+		}
+	}
+	if len(mine) != 1 || mine[0].Service != "app" || mine[0].Rule != sveltos.RuleDataField || mine[0].Line != 1 {
+		t.Fatalf("lint of user-mcs = %v, want one %s finding at line 1 of service app", mine, sveltos.RuleDataField)
+	}
+	var buf bytes.Buffer
+	if err := Summary(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	if want := "warning: MultiClusterService user-mcs service app: line 1: " + string(sveltos.RuleDataField); !strings.Contains(buf.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, buf.String())
+	}
+	if f.Failed() {
+		t.Errorf("a lint warning failed the fleet: %v", f.Cluster("mgmt").Problems())
+	}
+}

@@ -106,6 +106,19 @@ func readMCS(o *unstructured.Unstructured) (multiClusterService, error) {
 	return mcs, nil
 }
 
+// lint returns the hazards of every MCS service's values text, in MCS and service order.
+func (p *layer2) lint() []LintFinding {
+	var out []LintFinding
+	for _, mcs := range p.mcss {
+		for _, svc := range mcs.services {
+			for _, f := range sveltos.Lint(svc.Values) {
+				out = append(out, LintFinding{MCS: mcs.name, Service: svc.Name, Finding: f})
+			}
+		}
+	}
+	return out
+}
+
 // managementLabels are the labels of the management cluster's SveltosCluster.
 func managementLabels() map[string]string { return map[string]string{ManagementClusterLabel: "true"} }
 

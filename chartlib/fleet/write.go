@@ -123,7 +123,8 @@ func writeFile(path string, data []byte) error {
 }
 
 // Summary writes one line per cluster to w: CLUSTER, ROLE, SERVICES (comma-separated release names), OBJECTS and
-// ERRORS (count), then every problem of every failed cluster. It returns the first write error.
+// ERRORS (count), then every problem of every failed cluster, then every layer-2 lint warning. It returns the first
+// write error.
 func Summary(w io.Writer, f *Fleet) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tROLE\tSERVICES\tOBJECTS\tERRORS")
@@ -146,6 +147,11 @@ func Summary(w io.Writer, f *Fleet) error {
 			if _, err := fmt.Fprintf(w, "%s: %s\n", c.Dir, p); err != nil {
 				return err
 			}
+		}
+	}
+	for _, l := range f.Lint {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", l); err != nil {
+			return err
 		}
 	}
 	return nil

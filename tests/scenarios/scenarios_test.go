@@ -40,7 +40,7 @@ var scenarios = []scenario{
 
 // TestScenarios renders each scenario's fleet, compares it with its golden tree and runs its assertions
 // (testdata/README.md). Every cluster must render without error and every object must validate, except where a
-// scenario expects a failure.
+// scenario expects a failure; no MultiClusterService values text may carry a layer-2 hazard (sveltos.Lint).
 func TestScenarios(t *testing.T) {
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -49,6 +49,9 @@ func TestScenarios(t *testing.T) {
 			checkGoldenTree(t, sc.name, f)
 			if sc.name != "11-annotation-overrides" {
 				noProblems(t, f)
+			}
+			for _, l := range f.Lint {
+				t.Errorf("layer-2 hazard in a KOF chart's MultiClusterService: %s", l)
 			}
 			sc.check(t, f)
 		})
