@@ -274,7 +274,7 @@ func (in *Installation) syncOperatorGone(ctx context.Context) error {
 	if dep != nil {
 		return fmt.Errorf("kof-operator Deployment %s/%s still exists after uninstall", dep.Namespace, dep.Name)
 	}
-	return in.syncOperator(ctx)
+	return in.Stop()
 }
 
 // Stop stops the operator process, if it runs. It returns the process's stop error.
