@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -293,12 +292,4 @@ func dependencyOrder(hrs []helmv2.HelmRelease) ([]helmv2.HelmRelease, error) {
 		}
 	}
 	return out, nil
-}
-
-// sameValues reports whether two values maps are equal (nil and empty are equal).
-func sameValues(a, b map[string]any) bool {
-	if len(a) == 0 && len(b) == 0 {
-		return true
-	}
-	return reflect.DeepEqual(a, b)
 }
