@@ -18,7 +18,5 @@ step "values schemas"
 go run ./tools/kof schema generate
 step "chart READMEs"
 "$ROOT/bin/helm-docs" --chart-search-root charts --template-files README.md.gotmpl --log-level warning
-if [ -d operator/config/default ]; then
-  step "install bundles"
-  go run ./tools/kof bundle --config operator/config --out dist
-fi
+step "install bundles"
+go run ./tools/kof bundle --config operator/config --out dist

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Runs KOF's Go benchmarks (run by `make bench`) and prints two comparisons measured in the same run:
+#   - chartlib rendering one chart vs `bin/helm template` of the same chart (chartlib/render);
+#   - the fleet render of 1 management + 10 regional + 200 child clusters vs the equivalent `bin/helm template` runs
+#     (chartlib/fleet; helm does layer 1 only, so the comparison favours helm).
+# Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator at
+# 20 regional + 1,000 child clusters. BENCH_FILTER (a grep -E pattern over package paths) runs a subset.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+export CGO_ENABLED=0
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+filter="${BENCH_FILTER:-.}"
+
+# bench PKG PATTERN BENCHTIME: runs one package's benchmarks and keeps the output.
+bench() {
+  local pkg="$1" pattern="$2" benchtime="$3" log
+  grep -qE "$filter" <<<"$pkg" || return 0
+  log="$OUT/$(tr '/.' '__' <<<"$pkg").txt"
+  echo "== $pkg ($pattern)"
+  go test -run '^$' -bench "$pattern" -benchtime "$benchtime" -benchmem "$pkg" | tee "$log" | grep -E '^(Benchmark|ok|FAIL)'
+}
+
+# nsop FILE NAME: ns/op of benchmark NAME in FILE.
+nsop() { awk -v n="$2" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 2; i < NF; i++) if ($(i+1) == "ns/op") print $i}' "$1" | tail -1; }
+
+# ratio LABEL FILE OURS THEIRS: prints both times and how many times faster ours is.
+ratio() {
+  local a b; a="$(nsop "$2" "$3")"; b="$(nsop "$2" "$4")"
+  [ -n "$a" ] && [ -n "$b" ] || { echo "$1: missing result ($3=$a, $4=$b)"; return 1; }
+  awk -v l="$1" -v a="$a" -v b="$b" -v x="$3" -v y="$4" \
+    'BEGIN {printf "%s: %s %.1f ms, %s %.1f ms, ratio helm/chartlib = %.2f\n", l, x, a/1e6, y, b/1e6, b/a}'
+}
+
+bench ./chartlib/render/ 'BenchmarkRepositoryChartFromDisk$|BenchmarkHelmTemplate$' 20x
+bench ./chartlib/fleet/ 'BenchmarkFleet$|BenchmarkHelmTemplateFleet$' 1x
+bench ./chartlib/sveltos/ . 1s
+bench ./chartlib/validate/ . 1s
+bench ./tests/charts/mgmt/ . 1s
+bench ./tests/charts/remote/ . 1s
+bench ./operator/rules/ . 1x
+bench ./operator/promxy/ . 1x
+bench ./operator/internal/scale/ . 1x
+
+echo
+echo "== comparisons (same run)"
+r="$OUT/__chartlib_render_.txt"; f="$OUT/__chartlib_fleet_.txt"
+[ -f "$r" ] && ratio "one chart (kof-mothership)" "$r" BenchmarkRepositoryChartFromDisk BenchmarkHelmTemplate
+[ -f "$f" ] && ratio "fleet (1 mgmt + 10 regional + 200 child)" "$f" BenchmarkFleet BenchmarkHelmTemplateFleet
+exit 0
