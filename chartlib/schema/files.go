@@ -42,10 +42,11 @@ func Charts(chartsDir string) ([]string, error) {
 // Sync generates the schema of each named chart (all charts of chartsDir when names is empty) and compares it with
 // `<schemasDir>/<chart>.schema.json` and `<chartsDir>/<chart>/values.schema.json`; it also checks that the
 // chart's values.yaml starts with Modeline and passes Lint (lint problems are reported in both modes, never fixed).
+// Each schema is composed with handoffs (see GenerateComposed; nil composes nothing).
 // With write, it rewrites what differs (prepending the modeline and a
 // blank line to values.yaml where missing) and returns what it changed; without, it changes nothing and returns
 // the drift. It returns an error if a chart cannot be read or generated, or a file cannot be written.
-func Sync(chartsDir, schemasDir string, names []string, write bool) ([]Drift, error) {
+func Sync(chartsDir, schemasDir string, names []string, handoffs Handoffs, write bool) ([]Drift, error) {
 	if len(names) == 0 {
 		all, err := Charts(chartsDir)
 		if err != nil {
@@ -56,7 +57,7 @@ func Sync(chartsDir, schemasDir string, names []string, write bool) ([]Drift, er
 	var out []Drift
 	for _, name := range names {
 		dir := filepath.Join(chartsDir, name)
-		gen, err := GenerateChart(dir)
+		gen, err := GenerateComposed(chartsDir, name, handoffs)
 		if err != nil {
 			return nil, err
 		}

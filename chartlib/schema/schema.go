@@ -36,6 +36,12 @@
 //     accepts other keys in this map only: the maps below stay closed unless marked. On a list,
 //     `additionalProperties` is ignored.
 //
+// # Handoffs
+//
+// GenerateComposed (used by Sync) inlines the schema of another chart where a chart hands its values on
+// (Handoffs, e.g. `<component>.values` of the umbrella): a misspelled key inside a component's values then fails at
+// `helm install` of the umbrella, not later in Flux or Sveltos.
+//
 // Write marker lines above the `# --` line of the block: helm-docs takes every comment line after `# --` into the
 // README description, so a marker written below it would show up there. Lint (run by `kof schema verify`) reports
 // such markers.
@@ -61,6 +67,15 @@ const Draft07 = "http://json-schema.org/draft-07/schema#"
 // Generate returns the JSON schema of a values.yaml document. It returns an error if values is not a YAML map or a
 // marker is not a valid YAML flow mapping (naming the key path and line).
 func Generate(values []byte) ([]byte, error) {
+	root, err := generate(values)
+	if err != nil {
+		return nil, err
+	}
+	return encode(root)
+}
+
+// generate returns the schema of a values.yaml document as an ordered tree (see Generate).
+func generate(values []byte) (*ordered, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(values, &doc); err != nil {
 		return nil, fmt.Errorf("parse values: %w", err)
@@ -69,7 +84,7 @@ func Generate(values []byte) ([]byte, error) {
 	root.set("$schema", Draft07)
 	if len(doc.Content) == 0 {
 		root.set("type", "object")
-		return encode(root)
+		return root, nil
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
@@ -82,7 +97,7 @@ func Generate(values []byte) ([]byte, error) {
 	for _, k := range body.keys {
 		root.set(k, body.vals[k])
 	}
-	return encode(root)
+	return root, nil
 }
 
 // GenerateChart reads `<chartDir>/values.yaml` and returns its schema (see Generate).

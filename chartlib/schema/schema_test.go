@@ -128,17 +128,17 @@ func TestSync(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	drift, err := Sync(charts, schemas, nil, false)
+	drift, err := Sync(charts, schemas, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(drift) != 3 {
 		t.Fatalf("drift before generate = %v, want schema copy, chart schema and modeline", drift)
 	}
-	if _, err := Sync(charts, schemas, nil, true); err != nil {
+	if _, err := Sync(charts, schemas, nil, nil, true); err != nil {
 		t.Fatal(err)
 	}
-	if drift, err := Sync(charts, schemas, nil, false); err != nil || len(drift) != 0 {
+	if drift, err := Sync(charts, schemas, nil, nil, false); err != nil || len(drift) != 0 {
 		t.Fatalf("drift after generate = %v, %v", drift, err)
 	}
 	values, _ := os.ReadFile(filepath.Join(dir, "values.yaml"))
@@ -153,7 +153,7 @@ func TestSync(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "values.yaml"), append(values, []byte("host: x\n")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	drift, err = Sync(charts, schemas, []string{"demo"}, false)
+	drift, err = Sync(charts, schemas, []string{"demo"}, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,26 +32,34 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 		Short: "Report unknown keys (with suggestions) and wrong types in values files",
 		Long: "With -f, check the merged values files against --chart (default the kof umbrella, descending into " +
 			"each <component>.values) and print every unknown key with a did-you-mean suggestion and every wrong " +
-			"type, one per line with its full path. Without -f, check that every default under " +
-			"<component>.values of the umbrella exists in that component chart with a compatible type.",
+			"type, one per line with its full path. Without -f, check the chart's own defaults " +
+			"(<charts>/<chart>/values.yaml) the same way, and that every default under <component>.values of the " +
+			"umbrella exists in that component chart with a compatible type. With no finding it prints " +
+			"`ok: N files checked` (exit 0); findings exit 1.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var findings []values.Finding
-			var err error
+			checked := files
 			if len(files) == 0 {
-				findings, err = values.Consistency(chartsDir, chart, values.PassThroughAllowList())
-			} else {
-				findings, err = values.NewChecker(chartsDir).CheckFiles(chart, files)
+				checked = []string{filepath.Join(chartsDir, chart, "values.yaml")}
+				consistency, err := values.Consistency(chartsDir, chart, values.PassThroughAllowList())
+				if err != nil {
+					return failed(err)
+				}
+				findings = append(findings, consistency...)
 			}
+			own, err := values.NewChecker(chartsDir).CheckFiles(chart, checked)
 			if err != nil {
 				return failed(err)
 			}
+			findings = append(findings, own...)
 			for _, f := range findings {
 				fmt.Fprintln(s.out, f)
 			}
 			if len(findings) > 0 {
 				return findingsError{len(findings)}
 			}
+			fmt.Fprintf(s.out, "ok: %d files checked\n", len(checked))
 			return nil
 		},
 	}

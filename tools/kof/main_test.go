@@ -30,8 +30,9 @@ func TestCheckValuesScenarioTypo(t *testing.T) {
 }
 
 func TestCheckValuesClean(t *testing.T) {
-	if code, out, errOut := kof(t, "check", "values", "--charts", "../../charts"); code != exitClean {
-		t.Errorf("umbrella consistency: exit %d\n%s%s", code, out, errOut)
+	if code, out, errOut := kof(t, "check", "values", "--charts", "../../charts"); code != exitClean ||
+		out != "ok: 1 files checked\n" {
+		t.Errorf("umbrella consistency and defaults: exit %d, stdout %q\n%s", code, out, errOut)
 	}
 	if code, out, _ := kof(t, "check", "values", "--charts", "../../charts", "-f", "../../charts/kof/values.yaml"); code != exitClean {
 		t.Errorf("umbrella defaults as user values: exit %d\n%s", code, out)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kof.dev/kof/chartlib/schema"
+	"kof.dev/kof/chartlib/values"
 )
 
 // newSchemaCommand returns `kof schema generate|verify`.
@@ -16,7 +17,9 @@ func newSchemaCommand(s streams) *cobra.Command {
 		Short: "Generate or verify the charts' values JSON schemas",
 		Long: "Values schemas (draft-07) are generated from each chart's values.yaml and its helm-docs `# --` " +
 			"comments and `# @schema` markers (see chartlib/schema), written to <schemas>/<chart>.schema.json and " +
-			"<charts>/<chart>/values.schema.json; values.yaml starts with a yaml-language-server modeline.",
+			"<charts>/<chart>/values.schema.json; values.yaml starts with a yaml-language-server modeline. Values a " +
+			"chart hands to another KOF chart (chartlib/values.DefaultHandoffs, e.g. <component>.values of the " +
+			"umbrella, storage of kof-child) are checked against that chart's schema, embedded under definitions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -24,7 +27,7 @@ func newSchemaCommand(s streams) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&schemasDir, "schemas", "schemas", "directory of the schema sources")
 	sync := func(write bool) func(*cobra.Command, []string) error {
 		return func(_ *cobra.Command, names []string) error {
-			drift, err := schema.Sync(chartsDir, schemasDir, names, write)
+			drift, err := schema.Sync(chartsDir, schemasDir, names, values.DefaultHandoffs(), write)
 			if err != nil {
 				return failed(err)
 			}
