@@ -40,37 +40,77 @@ Input: the root context. Output: YAML map {name, namespace, secretName, regional
 {{- end -}}
 
 {{/*
-kof-child.chain: services in dependsOn order: each depends on the one before it. Input: dict {root, services}
-(each {name, namespace, template, file, data, valuesFrom?}). Output: YAML list of KCM Service objects.
+kof-child.chain: services in dependsOn order: each depends on the one before it, except a `standalone` service
+(no dependsOn, and not the one before the next); a service's `after` (list of {name, namespace}) adds to its
+dependsOn. Input: dict {root, services} (each {name, namespace, template, file, data, standalone?, after?}).
+Output: YAML list of KCM Service objects.
 */}}
 {{- define "kof-child.chain" -}}
 {{- $out := list -}}
 {{- $prev := dict -}}
 {{- range .services -}}
 {{- $s := dict "name" .name "namespace" .namespace "template" .template "values" (include "kof-child.layer2" (dict "root" $.root "file" .file "data" .data)) -}}
-{{- if $prev -}}
-{{- $_ := set $s "dependsOn" (list (dict "name" $prev.name "namespace" $prev.namespace)) -}}
+{{- $deps := list -}}
+{{- if and $prev (not (get . "standalone")) -}}
+{{- $deps = append $deps (dict "name" $prev.name "namespace" $prev.namespace) -}}
+{{- end -}}
+{{- range (get . "after" | default list) -}}
+{{- $deps = append $deps . -}}
+{{- end -}}
+{{- with $deps -}}
+{{- $_ := set $s "dependsOn" . -}}
 {{- end -}}
 {{- $out = append $out $s -}}
+{{- if not (get . "standalone") -}}
 {{- $prev = . -}}
+{{- end -}}
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}
 
 {{/*
-kof-child.childServices: the services of a child MultiClusterService: kof-operators (optional), then kof-collectors
-(layer-2 template files/kof-collectors.tpl). Input: dict {root, istio}. Output: YAML list of KCM Service objects.
+kof-child.thirdPartyOperators: the third-party operator services the collectors need on a remote cluster, each
+standalone (no dependsOn): prometheus-operator-crds (the PodMonitor/ServiceMonitor CRDs) and opentelemetry-operator
+(the OpenTelemetryCollector CRD and controller), ServiceTemplates `<catalog entry>-<version with . → ->` that
+kof-mothership renders from `catalog`. Never on the management cluster: kof-operators installs both there through
+Flux (docs/values-contract.md "Operators on remote clusters"). Input: the root context.
+Output: YAML list of chain entries.
+*/}}
+{{- define "kof-child.thirdPartyOperators" -}}
+{{- $v := .Values -}}
+{{- $out := list -}}
+{{- range list (list "prometheus-operator-crds" "prometheusOperatorCrds") (list "opentelemetry-operator" "opentelemetryOperator") -}}
+{{- $name := index . 0 -}}
+{{- $key := index . 1 -}}
+{{- $entry := index $v.catalog $name | default dict -}}
+{{- if not $entry.version -}}
+{{- fail (printf "catalog.%s.version is required (ServiceTemplate of the %s service)" $name $name) -}}
+{{- end -}}
+{{- $out = append $out (dict "name" $name "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" $name "version" $entry.version)) "file" (printf "files/%s.tpl" $name) "data" (dict "values" (deepCopy (index $v $key).values | default dict) "annotation" "") "standalone" true) -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof-child.childServices: the services of a child MultiClusterService: prometheus-operator-crds and
+opentelemetry-operator (kof-child.thirdPartyOperators), kof-operators (optional), then kof-collectors (layer-2
+template files/kof-collectors.tpl), which depends on kof-operators (when on) and on both operators.
+Input: dict {root, istio}. Output: YAML list of KCM Service objects.
 */}}
 {{- define "kof-child.childServices" -}}
 {{- $root := .root -}}
 {{- $v := $root.Values -}}
 {{- $shared := include "kof-child.shared" (dict "root" $root "istio" .istio) | fromYaml -}}
-{{- $svcs := list -}}
+{{- $svcs := include "kof-child.thirdPartyOperators" $root | fromYamlArray -}}
+{{- $after := list -}}
+{{- range $svcs -}}
+{{- $after = append $after (dict "name" .name "namespace" .namespace) -}}
+{{- end -}}
 {{- if $v.operators.enabled -}}
 {{- $svcs = append $svcs (dict "name" "kof-operators" "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" "kof-operators" "version" $root.Chart.Version)) "file" "files/kof-operators.tpl" "data" (dict "values" (mergeOverwrite (dict) (deepCopy $shared) (deepCopy $v.operators.values)) "annotation" "k0rdent.mirantis.com/kof-operators-values")) -}}
 {{- end -}}
 {{- $self := dict "name" "" "namespace" "" "secretName" "" "regional" "" -}}
-{{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "mode" "child" "self" $self "istio" (eq .istio "true") "namespace" $v.namespace "pkiPath" $v.pkiPath "endpoints" (include "kof-child.paths" . | fromYaml))) -}}
+{{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-child.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "mode" "child" "self" $self "istio" (eq .istio "true") "namespace" $v.namespace "pkiPath" $v.pkiPath "endpoints" (include "kof-child.paths" . | fromYaml)) "after" $after) -}}
 {{- include "kof-child.chain" (dict "root" $root "services" $svcs) -}}
 {{- end -}}
 

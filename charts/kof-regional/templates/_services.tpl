@@ -1,9 +1,12 @@
 {{/*
-kof-regional.services: the services of one regional MultiClusterService, in dependsOn order: cert-manager and
-Envoy Gateway or ingress-nginx (not in Istio), kof-operators, the VictoriaMetrics operator (none of these four on
-the management cluster in regionless mode: KCM and the kof umbrella install them there already), kof-storage (plus the
-cluster's vmrules ConfigMap `kof-record-vmrules-<cluster>` as valuesFrom, except in regionless mode, where the
-management cluster's rules are kof-mothership's), kof-collectors. Each `values` is a layer-2 template (files/*.tpl).
+kof-regional.services: the services of one regional MultiClusterService: first prometheus-operator-crds and
+opentelemetry-operator (ServiceTemplates `<catalog entry>-<version with . → ->` of kof-mothership, no dependsOn),
+then in dependsOn order (each on the one before it): cert-manager and Envoy Gateway or ingress-nginx (not in Istio),
+kof-operators, the VictoriaMetrics operator (none of these six on the management cluster in regionless mode: KCM and
+the kof umbrella install them there already), kof-storage (plus the cluster's vmrules ConfigMap
+`kof-record-vmrules-<cluster>` as valuesFrom, except in regionless mode, where the management cluster's rules are
+kof-mothership's), kof-collectors, which also depends on prometheus-operator-crds and opentelemetry-operator.
+Each `values` is a layer-2 template (files/*.tpl).
 Input: dict {root, istio, self} (self: the management cluster in regionless mode, else empty).
 Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 */}}
@@ -14,7 +17,18 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $self := .self -}}
 {{- $shared := include "kof-regional.shared" (dict "root" $root "istio" .istio) | fromYaml -}}
 {{- $svcs := list -}}
+{{- $after := list -}}
 {{- if not $self -}}
+{{- range list (list "prometheus-operator-crds" "prometheusOperatorCrds") (list "opentelemetry-operator" "opentelemetryOperator") -}}
+{{- $name := index . 0 -}}
+{{- $key := index . 1 -}}
+{{- $entry := index $v.catalog $name | default dict -}}
+{{- if not $entry.version -}}
+{{- fail (printf "catalog.%s.version is required (ServiceTemplate of the %s service)" $name $name) -}}
+{{- end -}}
+{{- $svcs = append $svcs (dict "name" $name "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" $name "version" $entry.version)) "file" (printf "files/%s.tpl" $name) "data" (dict "values" (deepCopy (index $v $key).values | default dict) "annotation" "") "standalone" true) -}}
+{{- $after = append $after (dict "name" $name "namespace" $v.namespace) -}}
+{{- end -}}
 {{- if and (not $istio) $v.certManager.enabled -}}
 {{- $cm := index $v.catalog "cert-manager" -}}
 {{- $svcs = append $svcs (dict "name" "cert-manager" "namespace" $v.certManager.namespace "template" (include "kof-regional.templateName" (dict "name" "cert-manager" "version" $cm.version)) "file" "files/cert-manager.tpl" "data" (dict "values" $v.certManager.values "annotation" "")) -}}
@@ -47,7 +61,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $_ := set $storage "valuesFrom" (list (dict "kind" "ConfigMap" "name" (include "kof.names.composedTemplate" (dict "prefix" "kof-record-vmrules-" "nameExpr" ".Cluster.metadata.name")))) -}}
 {{- end -}}
 {{- $svcs = append $svcs $storage -}}
-{{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "self" $selfData "namespace" $v.namespace)) -}}
+{{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof-regional.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "self" $selfData "namespace" $v.namespace) "after" $after) -}}
 {{- $out := list -}}
 {{- $prev := dict -}}
 {{- range $svcs -}}
@@ -55,11 +69,20 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- with get . "valuesFrom" -}}
 {{- $_ := set $s "valuesFrom" . -}}
 {{- end -}}
-{{- if $prev -}}
-{{- $_ := set $s "dependsOn" (list (dict "name" $prev.name "namespace" $prev.namespace)) -}}
+{{- $deps := list -}}
+{{- if and $prev (not (get . "standalone")) -}}
+{{- $deps = append $deps (dict "name" $prev.name "namespace" $prev.namespace) -}}
+{{- end -}}
+{{- range (get . "after" | default list) -}}
+{{- $deps = append $deps . -}}
+{{- end -}}
+{{- with $deps -}}
+{{- $_ := set $s "dependsOn" . -}}
 {{- end -}}
 {{- $out = append $out $s -}}
+{{- if not (get . "standalone") -}}
 {{- $prev = . -}}
+{{- end -}}
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}

@@ -75,7 +75,7 @@ func TestChildStandardCluster(t *testing.T) {
 	objects := childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-1")
 	cluster := capiCluster(t, child)
 	results := mustInstantiate(t, mcs, cluster, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-operators", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-operators", "kof-collectors"}) {
 		t.Fatalf("services = %v", got)
 	}
 	checkLayer2Texts(t, mcs, cluster, objects)

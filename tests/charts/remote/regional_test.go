@@ -71,13 +71,26 @@ func TestRegionalStandardCluster(t *testing.T) {
 	objects := regionalFixtures(t, cds)
 	cluster := capiCluster(t, regional)
 	results := mustInstantiate(t, mcs, cluster, objects)
-	want := []string{"cert-manager", "envoy-gateway", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "cert-manager", "envoy-gateway", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
-	for i, r := range results[1:] {
-		if len(r.service.DependsOn) != 1 || r.service.DependsOn[0].Name != want[i] {
-			t.Errorf("service %s dependsOn %v, want %s", r.service.Name, r.service.DependsOn, want[i])
+	// The third-party operators have no dependsOn; the others form a chain, and kof-collectors also waits for both
+	// operators.
+	for i, r := range results {
+		var deps []string
+		for _, d := range r.service.DependsOn {
+			deps = append(deps, d.Name)
+		}
+		var wantDeps []string
+		switch {
+		case i > 2 && i == len(want)-1:
+			wantDeps = []string{want[i-1], "prometheus-operator-crds", "opentelemetry-operator"}
+		case i > 2:
+			wantDeps = []string{want[i-1]}
+		}
+		if !cmp.Equal(deps, wantDeps) {
+			t.Errorf("service %s dependsOn %v, want %v", r.service.Name, deps, wantDeps)
 		}
 	}
 	checkLayer2Texts(t, mcs, cluster, objects)
@@ -165,7 +178,7 @@ func TestRegionalIstio(t *testing.T) {
 	cluster := capiCluster(t, regional)
 	cds = append(cds, configMap(kcmNamespace, names.VMRulesConfigMap("regional-istio"), map[string]any{"values": "vmrules: {}\n"}))
 	results := mustInstantiate(t, istio, cluster, cds)
-	want := []string{"kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("Istio services = %v, want %v", got, want)
 	}
@@ -323,7 +336,7 @@ func TestRegionalIngressRegistry(t *testing.T) {
 	}
 	cds := loadObjects(t, "clusters/standard.yaml")
 	results := mustInstantiate(t, mcs, capiCluster(t, deployment(t, cds, "regional-1")), regionalFixtures(t, cds))
-	want := []string{"cert-manager", "ingress-nginx", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "cert-manager", "ingress-nginx", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}

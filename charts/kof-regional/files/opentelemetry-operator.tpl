@@ -1,0 +1,6 @@
+{{- /*
+  OpenTelemetry operator values for one regional cluster (layer 2): the chart's `opentelemetryOperator.values` as they
+  are (no annotation).
+  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+*/}}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}
