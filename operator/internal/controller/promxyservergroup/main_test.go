@@ -1,12 +1,8 @@
 package promxyservergroup
 
 import (
-	"fmt"
 	"os"
 	"testing"
-
-	"github.com/go-logr/logr"
-	ctrl "sigs.k8s.io/controller-runtime"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,23 +16,8 @@ var k8sClient client.Client
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-// run starts one real kube-apiserver + etcd for the whole package.
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	k8sClient = env.Client
-	return m.Run()
+	os.Exit(testenv.Main(m, &env, func(e *testenv.Env) (func(), error) {
+		k8sClient = e.Client
+		return nil, nil
+	}))
 }
