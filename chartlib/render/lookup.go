@@ -33,6 +33,21 @@ func clusterScopedKinds() map[string]bool {
 	}
 }
 
+// knownCustomKinds are the custom resource kinds a KOF management cluster always serves (the KCM CRDs, installed
+// before KOF), with whether they are namespaced. Lookups of these kinds answer an empty list when no fixture has the
+// kind, as an API server with the CRD installed and no objects of it does; other custom kinds are served only when a
+// fixture has them.
+func knownCustomKinds() map[schema.GroupVersionKind]bool {
+	kcm := func(kind string) schema.GroupVersionKind {
+		return schema.GroupVersionKind{Group: "k0rdent.mirantis.com", Version: "v1beta1", Kind: kind}
+	}
+	return map[schema.GroupVersionKind]bool{
+		kcm("ClusterDeployment"): true, kcm("ClusterTemplate"): true, kcm("ServiceTemplate"): true,
+		kcm("Credential"): true, kcm("MultiClusterService"): false, kcm("ClusterTemplateChain"): true,
+		kcm("ServiceTemplateChain"): true, kcm("Management"): false, kcm("Release"): false,
+	}
+}
+
 // fixtureAPI answers the requests Helm's `lookup` makes (discovery of one group/version, get and list of one
 // resource) from fixture objects, in process. It implements http.RoundTripper.
 type fixtureAPI struct {
@@ -76,6 +91,9 @@ func newFixtureAPI(objs []*unstructured.Unstructured) *fixtureAPI {
 		add(gvk, namespaced[gvk] || (!scoped[gvk.Kind] && isBuiltin(gvk)))
 		plural, _ := meta.UnsafeGuessKindToResource(gvk)
 		f.objects[plural] = append(f.objects[plural], o)
+	}
+	for gvk, isNamespaced := range knownCustomKinds() {
+		add(gvk, isNamespaced)
 	}
 	for gvk := range scheme.Scheme.AllKnownTypes() {
 		if strings.HasSuffix(gvk.Kind, "List") || strings.HasSuffix(gvk.Kind, "Options") || gvk.Version == "__internal" {
@@ -125,6 +143,11 @@ func (f *fixtureAPI) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	items := []any{}
 	kind := ""
+	for _, r := range f.resources[gv] {
+		if r.Name == gvr.Resource {
+			kind = r.Kind
+		}
+	}
 	for _, o := range f.objects[gvr] {
 		if namespace == "" || o.GetNamespace() == namespace {
 			items = append(items, o.Object)

@@ -344,3 +344,18 @@ func TestConcurrentRendersShareOneChart(t *testing.T) {
 		}
 	}
 }
+
+// TestLookupKnownCustomKindWithoutFixtures checks that lookups of KCM kinds answer like an API server with the KCM
+// CRDs installed when no fixture has the kind: an empty list, and nothing for a get, instead of an unserved API.
+func TestLookupKnownCustomKindWithoutFixtures(t *testing.T) {
+	set, err := Chart(context.Background(), Options{ChartDir: "testdata/kcmlookup", Namespace: "kof",
+		Lookup: []*unstructured.Unstructured{secret("kof", "creds", "eA==")}})
+	if err != nil {
+		t.Fatalf("lookup of KCM kinds with no fixtures of them: %v", err)
+	}
+	cm := set.Get("ConfigMap", "kof", "kcmlookup")
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	if diff := cmp.Diff(map[string]string{"serviceTemplates": "0", "clusterDeployments": "0", "child": "true"}, data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}

@@ -52,6 +52,13 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 				return r, nil
 			}
 		}
+		for _, r := range regionals {
+			if r.Name == ref.Name && r.Namespace == ref.Namespace {
+				return Cluster{}, fmt.Errorf("%w: cluster %s/%s named by label %s exists but its role is %q, not %q; "+
+					"name a regional cluster or set label %s: %s on it", errNoRegional, ref.Namespace, ref.Name,
+					kofv1.RegionalClusterNameLabel, r.Role, kofv1.RoleRegional, kofv1.ClusterRoleLabel, kofv1.RoleRegional)
+			}
+		}
 		return Cluster{}, fmt.Errorf("%w: regional cluster %s/%s named by label %s not found",
 			errNoRegional, ref.Namespace, ref.Name, kofv1.RegionalClusterNameLabel)
 	}
@@ -60,6 +67,12 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 		if r.Role == kofv1.RoleRegional && SameLocation(child, r) {
 			found = append(found, r)
 		}
+	}
+	if len(found) == 0 && child.Cloud == "" {
+		return Cluster{}, fmt.Errorf("%w for %s: its cloud is unknown: the ClusterTemplate named by spec.template is "+
+			"missing or lists no infrastructure-<cloud> provider in status.providers; fix spec.template or set labels "+
+			"%s (and %s if the regional is in another namespace)", errNoRegional, child.Key(),
+			kofv1.RegionalClusterNameLabel, kofv1.RegionalClusterNamespaceLabel)
 	}
 	if len(found) == 0 {
 		return Cluster{}, fmt.Errorf("%w for %s: no regional cluster on the same cloud (%q) and location; set labels %s "+

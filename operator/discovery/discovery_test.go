@@ -124,6 +124,11 @@ func TestFindRegional(t *testing.T) {
 			wantErr: "set labels k0rdent.mirantis.com/kof-regional-cluster-name"},
 		{name: "label names missing regional", child: cl("c", "kcm-system", "child", "aws", use2,
 			map[string]string{kofv1.RegionalClusterNameLabel: "gone"}), wantErr: "kcm-system/gone named by label"},
+		{name: "label names a child", child: cl("c", "kcm-system", "child", "aws", use2,
+			map[string]string{kofv1.RegionalClusterNameLabel: "not-regional"}),
+			wantErr: `cluster kcm-system/not-regional named by label k0rdent.mirantis.com/kof-regional-cluster-name exists but its role is "child", not "regional"`},
+		{name: "unknown cloud without label", child: cl("c", "kcm-system", "child", "", Location{}, nil),
+			wantErr: "its cloud is unknown: the ClusterTemplate named by spec.template is missing"},
 		{name: "only a non-regional matches", child: cl("c", "kcm-system", "child", "aws", Location{AWSRegion: "ap-south-1"}, nil),
 			wantErr: "no regional cluster"},
 	}

@@ -97,6 +97,11 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	if err := fleet.Summary(s.out, result); err != nil {
 		return failed(err)
 	}
+	for _, w := range fleet.InputWarnings(clusters) {
+		if _, err := fmt.Fprintf(s.out, "warning: %s\n", w); err != nil {
+			return failed(err)
+		}
+	}
 	n := 0
 	for _, c := range result.Clusters {
 		if c.Failed() {

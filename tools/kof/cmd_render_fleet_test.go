@@ -79,3 +79,50 @@ func TestRenderFleetUsage(t *testing.T) {
 		t.Errorf("conflicting modes wrote %s (stat: %v); want nothing rendered", out, err)
 	}
 }
+
+func TestRenderFleetWarnsAboutMisspelledKeys(t *testing.T) {
+	dir := t.TempDir()
+	clusters := filepath.Join(dir, "clusters.yaml")
+	data := `apiVersion: k0rdent.mirantis.com/v1beta1
+kind: ClusterDeployment
+metadata:
+  name: typo
+  namespace: kcm-system
+  labels:
+    k0rdent.mirantis.com/kof-cluster-role: chlid
+  annotations:
+    k0rdent.mirantis.com/kof-collector-values: '{}'
+spec:
+  template: aws-standalone-cp-1-0-0
+`
+	if err := os.WriteFile(clusters, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := kof(t, "render", "--charts", "../../charts",
+		"-f", filepath.Join(scenarioDir, "01-regional-child", "values.yaml"), "--clusters", clusters)
+	if code != exitClean {
+		t.Fatalf("exit %d, want %d: warnings fail nothing\n%s%s", code, exitClean, stdout, stderr)
+	}
+	for _, want := range []string{
+		"warning: ClusterDeployment kcm-system/typo: annotation k0rdent.mirantis.com/kof-collector-values is not a KOF key and is ignored; did you mean k0rdent.mirantis.com/kof-collectors-values?",
+		`warning: ClusterDeployment kcm-system/typo: label k0rdent.mirantis.com/kof-cluster-role: value "chlid" is neither "regional" nor "child", so KOF ignores the cluster; did you mean "child"?`,
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRenderFleetClustersWithoutKCMObjects(t *testing.T) {
+	clusters := filepath.Join(t.TempDir(), "clusters.yaml")
+	data := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: kof}\ndata: {a: b}\n"
+	if err := os.WriteFile(clusters, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := kof(t, "render", "--charts", "../../charts",
+		"-f", filepath.Join(scenarioDir, "01-regional-child", "values.yaml"), "--clusters", clusters)
+	if code != exitClean || strings.Contains(stderr, "not served") {
+		t.Fatalf("exit %d, want %d: lookups of KCM kinds without fixtures answer empty lists\n%s%s",
+			code, exitClean, stdout, stderr)
+	}
+}
