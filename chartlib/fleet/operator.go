@@ -6,12 +6,14 @@ import (
 	"maps"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/names"
+	operator "kof.dev/kof/operator/outputs"
 	"kof.dev/kof/operator/rules"
 )
 
@@ -19,16 +21,12 @@ import (
 // random one on a live cluster; offline renders must be deterministic and never look like real credentials.
 const OfflinePassword = "offline-placeholder-not-a-real-password"
 
-// Keys of a VMUser credentials Secret (CONTRACT.md, "Objects the operator writes").
-const (
-	usernameKey = "username"
-	passwordKey = "password"
-	// vmrulesKey is the data key of a vmrules ConfigMap.
-	vmrulesKey = "values"
-)
+// vmrulesKey is the data key of a vmrules ConfigMap.
+const vmrulesKey = "values"
 
 // operatorOutputs computes the objects the KOF operator writes for the ClusterDeployments of in, offline, from the
-// operator's own pure packages and the environment the charts give the kof-operator Deployment:
+// operator's own pure packages (operator/outputs composes the ConfigMaps and Secrets) and the environment the charts
+// give the kof-operator Deployment:
 //   - regional cluster: ConfigMap `kof-<c>` (discovery.RegionalData), admin credentials Secret, vmrules ConfigMap
 //     (rules.Merge over the mothership's PrometheusRules and the rule patch ConfigMaps);
 //   - child cluster: ConfigMap `kof-cluster-config-<c>` with the data of its regional (discovery.FindRegional) or,
@@ -106,39 +104,28 @@ func (o *outputs) regional(r discovery.Cluster) {
 		return
 	}
 	o.regionalData[r.Key()] = data
-	o.add(configMap(r.Namespace, names.RegionalConfigMap(r.Name), regionalLabels(), data))
+	o.add(configMapObject(operator.RegionalConfigMap(r.Namespace, r.Name, data)))
 	o.add(credentials(r.Namespace, names.AdminVMUserBase(r.Namespace, r.Name)))
 }
 
 // regionless adds the management cluster's regionless ConfigMap and admin credentials.
 func (o *outputs) regionless() {
-	ns, name := o.cfg.KCMNamespace, o.cfg.RegionlessClusterName
-	data := discovery.RegionlessData(discovery.Ref{Name: name, Namespace: ns}, o.cfg.RegionlessDomain)
-	o.regionalData[ns+"/"+name] = data
-	lbls := regionalLabels()
-	lbls[kofv1.RegionlessLabel] = kofv1.TrueValue
-	o.add(configMap(ns, names.RegionalConfigMap(name), lbls, data))
-	o.add(credentials(ns, names.AdminVMUserBase(ns, name)))
+	ref, cm := operator.RegionlessRef(o.cfg), operator.RegionlessConfigMap(o.cfg)
+	o.regionalData[ref.Namespace+"/"+ref.Name] = cm.Data
+	o.add(configMapObject(cm))
+	o.add(credentials(ref.Namespace, names.AdminVMUserBase(ref.Namespace, ref.Name)))
 }
 
 // child adds the ConfigMap and credentials of child c, bound to one of regionals (or the management cluster when
-// regionless), labelled with its regional's name and namespace as the operator labels it
-// (operator/internal/controller/clusterdeployment ChildConfigMap).
+// regionless) as the operator binds it (operator/outputs.ChildRegional).
 func (o *outputs) child(c discovery.Cluster, regionals []discovery.Cluster) {
-	ref := discovery.Ref{Name: o.cfg.RegionlessClusterName, Namespace: o.cfg.KCMNamespace}
-	if !o.cfg.Regionless {
-		r, err := discovery.FindRegional(c, regionals)
-		if err != nil {
-			o.fail(c.Key(), fmt.Errorf("child ConfigMap %s: %w", names.ChildConfigMap(c.Name), err))
-			return
-		}
-		ref = discovery.Ref{Name: r.Name, Namespace: r.Namespace}
+	ref, err := operator.ChildRegional(o.cfg, c, regionals)
+	if err != nil {
+		o.fail(c.Key(), fmt.Errorf("child ConfigMap %s: %w", names.ChildConfigMap(c.Name), err))
+		return
 	}
-	lbls := operatorLabels()
-	lbls[kofv1.RegionalClusterNameLabel] = ref.Name
-	lbls[kofv1.RegionalClusterNamespaceLabel] = ref.Namespace
 	data := maps.Clone(o.regionalData[ref.Namespace+"/"+ref.Name])
-	o.add(configMap(c.Namespace, names.ChildConfigMap(c.Name), lbls, data))
+	o.add(configMapObject(operator.ChildConfigMap(c.Namespace, c.Name, ref, data)))
 	o.add(credentials(c.Namespace, names.ChildVMUserBase(c.Namespace, c.Name)))
 }
 
@@ -181,7 +168,7 @@ func (o *outputs) vmrules(mgmt, given []*unstructured.Unstructured, regionals []
 		if _, ok := o.regionalData[r.Key()]; !ok {
 			continue
 		}
-		o.add(configMap(r.Namespace, names.VMRulesConfigMap(r.Name), operatorLabels(),
+		o.add(configMap(r.Namespace, names.VMRulesConfigMap(r.Name), operator.Labels(),
 			map[string]string{vmrulesKey: out.VMRules[r.Name]}))
 	}
 }
@@ -230,16 +217,9 @@ func operatorEnv(objs []*unstructured.Unstructured) map[string]string {
 	return nil
 }
 
-// operatorLabels returns the labels of every object the operator makes.
-func operatorLabels() map[string]string {
-	return map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy, kofv1.GeneratedLabel: kofv1.TrueValue}
-}
-
-// regionalLabels returns the labels of a regional ConfigMap.
-func regionalLabels() map[string]string {
-	l := operatorLabels()
-	l[kofv1.ClusterRoleLabel] = kofv1.RoleRegional
-	return l
+// configMapObject returns cm as an unstructured object with only its kind, name, namespace, labels and data.
+func configMapObject(cm *corev1.ConfigMap) *unstructured.Unstructured {
+	return configMap(cm.Namespace, cm.Name, cm.Labels, cm.Data)
 }
 
 // configMap returns a ConfigMap object.
@@ -255,16 +235,19 @@ func configMap(ns, name string, lbls, data map[string]string) *unstructured.Unst
 	return obj
 }
 
-// credentials returns the VMUser credentials Secret of bundle base in ns: username = base, password =
-// OfflinePassword, base64-encoded as the API serves Secret data.
+// credentials returns the VMUser credentials Secret of bundle base in ns (operator/outputs.CredentialsSecret) with
+// password OfflinePassword, its data base64-encoded as the API serves Secret data.
 func credentials(ns, base string) *unstructured.Unstructured {
-	enc := base64.StdEncoding.EncodeToString
+	sec := operator.CredentialsSecret(ns, base, OfflinePassword)
+	data := make(map[string]any, len(sec.Data))
+	for k, v := range sec.Data {
+		data[k] = base64.StdEncoding.EncodeToString(v)
+	}
 	obj := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
-		"data": map[string]any{usernameKey: enc([]byte(base)), passwordKey: enc([]byte(OfflinePassword))},
+		"apiVersion": "v1", "kind": "Secret", "type": string(sec.Type), "data": data,
 	}}
-	obj.SetNamespace(ns)
-	obj.SetName(names.VMUserSecret(base))
-	obj.SetLabels(operatorLabels())
+	obj.SetNamespace(sec.Namespace)
+	obj.SetName(sec.Name)
+	obj.SetLabels(sec.Labels)
 	return obj
 }

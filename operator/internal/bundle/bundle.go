@@ -24,21 +24,20 @@ import (
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 // Secret keys of a bundle's credentials Secret.
 const (
-	UsernameKey = "username"
-	PasswordKey = "password"
+	UsernameKey = outputs.UsernameKey
+	PasswordKey = outputs.PasswordKey
 	// PasswordLength is the length of generated passwords (CONTRACT.md: at least 16).
 	PasswordLength = 24
 	passwordChars  = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 )
 
-// Labels returns the labels of every object the operator makes.
-func Labels() map[string]string {
-	return map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy, kofv1.GeneratedLabel: kofv1.TrueValue}
-}
+// Labels returns the labels of every object the operator makes (outputs.Labels).
+func Labels() map[string]string { return outputs.Labels() }
 
 // Password returns a new random password of PasswordLength alphanumerics drawn with crypto/rand.
 func Password() (string, error) {
@@ -124,7 +123,7 @@ func (k Keeper) Ensure(ctx context.Context, s Spec) (int, error) {
 	if err != nil {
 		return writes, err
 	}
-	objs := []client.Object{secret(s, pw), vmUser(s, k.Config.Storage)}
+	objs := []client.Object{outputs.CredentialsSecret(s.Namespace, s.Base, pw), vmUser(s, k.Config.Storage)}
 	if s.Regional != "" {
 		mcs, err := propagation(s, k.Config)
 		if err != nil {
@@ -197,15 +196,6 @@ func setOwner(o, owner client.Object) {
 		APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.GetName(), UID: owner.GetUID(),
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(false),
 	}})
-}
-
-func secret(s Spec, password string) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: names.VMUserSecret(s.Base), Namespace: s.Namespace, Labels: Labels()},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{UsernameKey: []byte(s.Base), PasswordKey: []byte(password)},
-	}
 }
 
 func vmUser(s Spec, u config.StorageURLs) *vmv1beta1.VMUser {

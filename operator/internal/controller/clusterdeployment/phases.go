@@ -23,6 +23,7 @@ import (
 	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/internal/bundle"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 // template returns the ClusterTemplate of cd, or nil when it does not exist (the cloud is then unknown).
@@ -63,30 +64,20 @@ func controllerRef(cd *kcmv1.ClusterDeployment) []metav1.OwnerReference {
 	}}
 }
 
-// RegionalConfigMap returns the regional ConfigMap `kof-<c>` of cd with data.
+// RegionalConfigMap returns the regional ConfigMap `kof-<c>` of cd with data (outputs.RegionalConfigMap), controlled
+// by cd.
 func RegionalConfigMap(cd *kcmv1.ClusterDeployment, data map[string]string) *corev1.ConfigMap {
-	labels := bundle.Labels()
-	labels[kofv1.ClusterRoleLabel] = kofv1.RoleRegional
-	return &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: names.RegionalConfigMap(cd.Name), Namespace: cd.Namespace, Labels: labels,
-			OwnerReferences: controllerRef(cd)},
-		Data: data,
-	}
+	cm := outputs.RegionalConfigMap(cd.Namespace, cd.Name, data)
+	cm.OwnerReferences = controllerRef(cd)
+	return cm
 }
 
-// ChildConfigMap returns the child ConfigMap `kof-cluster-config-<c>` of cd: a copy of regional's data, labelled
-// with the regional's name and namespace so that the regional controller can refresh it.
+// ChildConfigMap returns the child ConfigMap `kof-cluster-config-<c>` of cd (outputs.ChildConfigMap), controlled by
+// cd; its regional labels let the regional controller refresh it.
 func ChildConfigMap(cd *kcmv1.ClusterDeployment, regional discovery.Ref, data map[string]string) *corev1.ConfigMap {
-	labels := bundle.Labels()
-	labels[kofv1.RegionalClusterNameLabel] = regional.Name
-	labels[kofv1.RegionalClusterNamespaceLabel] = regional.Namespace
-	return &corev1.ConfigMap{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigMap(cd.Name), Namespace: cd.Namespace, Labels: labels,
-			OwnerReferences: controllerRef(cd)},
-		Data: data,
-	}
+	cm := outputs.ChildConfigMap(cd.Namespace, cd.Name, regional, data)
+	cm.OwnerReferences = controllerRef(cd)
+	return cm
 }
 
 // reconcileRegional writes the regional ConfigMap and, for a KCM region cluster, its propagation MCSs.
@@ -137,19 +128,22 @@ func (r *Reconciler) regionalViews(ctx context.Context) ([]discovery.Cluster, er
 // regionalOf returns the regional a child writes to and the name its propagation MCS selects ("" in regionless
 // mode, where the bundle stays on the management cluster); a non-nil condition reports why there is none.
 func (r *Reconciler) regionalOf(ctx context.Context, cd *kcmv1.ClusterDeployment, child discovery.Cluster) (discovery.Ref, string, *metav1.Condition, error) {
-	if r.Config.Regionless {
-		return discovery.Ref{Name: r.Config.RegionlessClusterName, Namespace: r.Config.KCMNamespace}, "", nil, nil
+	var regionals []discovery.Cluster
+	if !r.Config.Regionless {
+		var err error
+		if regionals, err = r.regionalViews(ctx); err != nil {
+			return discovery.Ref{}, "", nil, err
+		}
 	}
-	regionals, err := r.regionalViews(ctx)
-	if err != nil {
-		return discovery.Ref{}, "", nil, err
-	}
-	reg, err := discovery.FindRegional(child, regionals)
+	ref, err := outputs.ChildRegional(r.Config, child, regionals)
 	if err != nil {
 		cond := condition(false, ReasonNoRegional, err.Error(), cd.Generation)
 		return discovery.Ref{}, "", &cond, nil
 	}
-	return discovery.Ref{Name: reg.Name, Namespace: reg.Namespace}, reg.Name, nil, nil
+	if r.Config.Regionless {
+		return ref, "", nil, nil
+	}
+	return ref, ref.Name, nil, nil
 }
 
 // reconcileChild writes the child ConfigMap and the child's VMUser bundle, then removes objects of earlier releases.

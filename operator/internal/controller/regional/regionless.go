@@ -6,18 +6,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
-	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/internal/apply"
-	"kof.dev/kof/operator/internal/bundle"
-	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 // resyncEvery is how often the Regionless runnable checks its ConfigMap besides reacting to its deletion.
@@ -35,22 +31,9 @@ type Regionless struct {
 // NeedLeaderElection makes the runnable run on the leader only.
 func (r *Regionless) NeedLeaderElection() bool { return true }
 
-// ConfigMap returns the desired regionless ConfigMap of cfg.
-func ConfigMap(cfg config.Config) *corev1.ConfigMap {
-	labels := bundle.Labels()
-	labels[kofv1.ClusterRoleLabel] = kofv1.RoleRegional
-	labels[kofv1.RegionlessLabel] = kofv1.TrueValue
-	ref := discovery.Ref{Name: cfg.RegionlessClusterName, Namespace: cfg.KCMNamespace}
-	return &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: names.RegionalConfigMap(ref.Name), Namespace: ref.Namespace, Labels: labels},
-		Data:       discovery.RegionlessData(ref, cfg.RegionlessDomain),
-	}
-}
-
 // Start implements manager.Runnable; it returns when ctx ends, or with an error when the informer cannot be had.
 func (r *Regionless) Start(ctx context.Context) error {
-	desired := ConfigMap(r.Config)
+	desired := outputs.RegionlessConfigMap(r.Config)
 	deleted := make(chan struct{}, 1)
 	inf, err := r.Cache.GetInformer(ctx, &corev1.ConfigMap{})
 	if err != nil {
