@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -22,8 +23,8 @@ type renderFleetFlags struct {
 //
 //	kof render --values FILE... --clusters FILE... [--namespace-object FILE] [--out DIR] [--mode double-pass|single-pass]
 //
-// Without --values and --clusters it prints its help, as before. Exit code 1 when the render fails or any cluster
-// has an error (the summary lists them).
+// Without --values and --clusters it is a usage error (exit 2) that names both flags. Exit code 1 when the render
+// fails or any cluster has an error (the summary lists them).
 func addRenderFleet(cmd *cobra.Command, s streams) {
 	var f renderFleetFlags
 	cmd.Long = "Without a subcommand, render what every cluster of a KOF fleet receives: the umbrella chart with the " +
@@ -34,7 +35,9 @@ func addRenderFleet(cmd *cobra.Command, s streams) {
 		"manifest.yaml and values.yaml (with --out), validates every object and prints a summary table."
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if len(f.values) == 0 && len(f.clusters) == 0 {
-			return cmd.Help()
+			return errors.New("nothing to render: give the umbrella values with -f/--values and the ClusterDeployments " +
+				"with --clusters (e.g. from `kubectl get clusterdeployments,clustertemplates -A -o yaml`), or use " +
+				"`kof render chart DIR` for one chart")
 		}
 		return renderFleet(cmd, s, f)
 	}

@@ -65,8 +65,8 @@ func TestRenderFleetUsage(t *testing.T) {
 		!strings.Contains(stderr, "double-pass") {
 		t.Errorf("bad --mode: exit %d, stderr %q; want %d naming the modes", code, stderr, exitUsage)
 	}
-	if code, stdout, _ := kof(t, "render"); code != exitClean || !strings.Contains(stdout, "--clusters") {
-		t.Errorf("no flags: exit %d, want help listing --clusters:\n%s", code, stdout)
+	if code, _, stderr := kof(t, "render"); code != exitUsage || !strings.Contains(stderr, "--clusters") {
+		t.Errorf("no flags: exit %d, want %d with an error naming --clusters:\n%s", code, exitUsage, stderr)
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	code, _, stderr := kof(t, "render", "--charts", "../../charts", "-f",
