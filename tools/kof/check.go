@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kof.dev/kof/chartlib/parity"
+	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/chartlib/values"
 )
 
@@ -34,7 +36,9 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 			"each <component>.values) and print every unknown key with a did-you-mean suggestion and every wrong " +
 			"type, one per line with its full path. Without -f, check the chart's own defaults " +
 			"(<charts>/<chart>/values.yaml) the same way, and that every default under <component>.values of the " +
-			"umbrella exists in that component chart with a compatible type. With no finding it prints " +
+			"umbrella exists in that component chart with a compatible type. When keys and types are right, the " +
+			"chart is rendered offline and its cross-field rules (e.g. more than one storage mode) are reported " +
+			"the same way. With no finding it prints " +
 			"`ok: N files checked` (exit 0); findings exit 1.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -53,6 +57,11 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 				return failed(err)
 			}
 			findings = append(findings, own...)
+			if len(findings) == 0 {
+				// Keys and types are right: render the chart so that its cross-field rules (templates/_validate.tpl
+				// `fail` messages, e.g. regionless / M2M / M2R set together) are reported too.
+				findings = append(findings, crossFieldFindings(cmd.Context(), filepath.Join(chartsDir, chart), files)...)
+			}
 			for _, f := range findings {
 				fmt.Fprintln(s.out, f)
 			}
@@ -114,4 +123,19 @@ func sorted(s []string) []string {
 		}
 	}
 	return out
+}
+
+// crossFieldFindings renders the chart in chartDir with the values files (offline, chartlib/render) and returns the
+// chart's own validation failures (`fail` in its templates) as findings on the chart, with Helm's template position
+// removed: nil when it renders.
+func crossFieldFindings(ctx context.Context, chartDir string, files []string) []values.Finding {
+	_, err := render.Chart(ctx, render.Options{ChartDir: chartDir, ValuesFiles: files})
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, "): "); i >= 0 && strings.Contains(msg[:i], "execution error at (") {
+		msg = msg[i+3:]
+	}
+	return []values.Finding{{Path: filepath.Base(chartDir), Message: strings.TrimSpace(msg)}}
 }

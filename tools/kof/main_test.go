@@ -118,3 +118,24 @@ func TestSchemaGenerateVerify(t *testing.T) {
 		t.Errorf("verify after generate: exit %d\n%s", code, out)
 	}
 }
+
+// TestCheckValuesReportsStorageModeConflict checks that a values file whose keys and types are right but whose
+// storage modes conflict (scenario 09: M2M and M2R together) is a finding naming both keys, not "ok".
+func TestCheckValuesReportsStorageModeConflict(t *testing.T) {
+	code, out, _ := kof(t, "check", "values", "--charts", "../../charts",
+		"-f", "../../tests/scenarios/testdata/09-m2m-and-m2r-conflict/values.yaml")
+	if code != exitFindings {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitFindings, out)
+	}
+	for _, want := range []string{
+		"kof-child.values.fromManagement.toManagementCluster.enabled",
+		"kof-child.values.fromManagement.toRegionalCluster.name",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output does not name %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "execution error") {
+		t.Errorf("output keeps Helm's template position:\n%s", out)
+	}
+}
