@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kof.dev/kof/chartlib/values"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/discovery"
 )
@@ -119,7 +120,7 @@ func unknownKey(key string, known, other []string, otherKind string) string {
 		return fmt.Sprintf("%s is ignored here: it is a KOF %s key; move it to the %ss", key, otherKind, otherKind)
 	}
 	best := closest(key, known)
-	if !strings.HasPrefix(suffix, "kof-") && distance(key, best) > maxTypoDistance {
+	if !strings.HasPrefix(suffix, "kof-") && values.Distance(key, best) > maxTypoDistance {
 		return ""
 	}
 	return fmt.Sprintf("%s is not a KOF key and is ignored; did you mean %s?", key, best)
@@ -129,32 +130,11 @@ func unknownKey(key string, known, other []string, otherKind string) string {
 func closest(s string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
-		if d := distance(s, c); bestD < 0 || d < bestD {
+		if d := values.Distance(s, c); bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
 	}
 	return best
-}
-
-// distance returns the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // sortedKeys returns the keys of m in order.

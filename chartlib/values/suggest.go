@@ -9,7 +9,7 @@ func Suggest(key string, candidates []string) string {
 	best, bestDist := "", -1
 	limit := max(2, len(key)/3)
 	for _, c := range candidates {
-		d := distance(strings.ToLower(key), strings.ToLower(c))
+		d := Distance(strings.ToLower(key), strings.ToLower(c))
 		if d <= limit && (bestDist < 0 || d < bestDist) {
 			best, bestDist = c, d
 		}
@@ -17,8 +17,8 @@ func Suggest(key string, candidates []string) string {
 	return best
 }
 
-// distance is the Levenshtein edit distance between a and b, over bytes.
-func distance(a, b string) int {
+// Distance returns the Levenshtein edit distance between a and b, counted over bytes.
+func Distance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
