@@ -59,7 +59,7 @@ type Reconciler struct {
 
 	mu         sync.Mutex
 	conditions map[types.NamespacedName]metav1.Condition
-	legacyDone map[types.NamespacedName]bool
+	legacy     bundle.LegacyCleaner
 }
 
 // Condition returns the last KOFConfigured condition computed for the ClusterDeployment key, and whether there is one.
@@ -165,7 +165,7 @@ func (r *Reconciler) forget(key types.NamespacedName) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.conditions, key)
-	delete(r.legacyDone, key)
+	r.legacy.Forget(key)
 }
 
 // condition returns a KOFConfigured condition.

@@ -193,23 +193,14 @@ func (r *Reconciler) reconcileChild(ctx context.Context, cd *kcmv1.ClusterDeploy
 // decimal Adler-32; it runs only after the replacement bundle was written. The objects are looked up through the
 // API reader because the cache holds only objects this operator labelled.
 func (r *Reconciler) removeLegacy(ctx context.Context, cd *kcmv1.ClusterDeployment) error {
-	key := types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
-	r.mu.Lock()
-	done := r.legacyDone[key]
-	r.mu.Unlock()
-	if done || r.APIReader == nil {
+	if r.APIReader == nil {
 		return nil
 	}
+	key := types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
 	keeper := bundle.Keeper{Applier: apply.Applier{Reader: r.APIReader, Writer: r.Client}, Config: r.Config}
-	if _, err := keeper.Remove(ctx, cd.Namespace, names.LegacyChildVMUserBase(cd.Namespace, cd.Name)); err != nil {
+	if err := r.legacy.Remove(ctx, keeper, key, cd.Namespace, names.LegacyChildVMUserBase(cd.Namespace, cd.Name)); err != nil {
 		return fmt.Errorf("remove legacy bundle of %s: %w", key, err)
 	}
-	r.mu.Lock()
-	if r.legacyDone == nil {
-		r.legacyDone = map[types.NamespacedName]bool{}
-	}
-	r.legacyDone[key] = true
-	r.mu.Unlock()
 	return nil
 }
 

@@ -56,9 +56,9 @@ type Reconciler struct {
 	// with decimal Adler-32 is removed once its replacement exists (the cache holds only labelled objects).
 	APIReader client.Reader
 
-	mu         sync.Mutex
-	last       map[types.NamespacedName]string
-	legacyDone map[types.NamespacedName]bool
+	mu     sync.Mutex
+	last   map[types.NamespacedName]string
+	legacy bundle.LegacyCleaner
 }
 
 func (r *Reconciler) applier() apply.Applier {
@@ -213,23 +213,14 @@ func (r *Reconciler) ensureAdmin(ctx context.Context, cm *corev1.ConfigMap, in I
 
 // removeLegacy deletes, once per ConfigMap and process, the admin bundle of an earlier KOF release.
 func (r *Reconciler) removeLegacy(ctx context.Context, cm *corev1.ConfigMap, in Input) error {
-	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}
-	r.mu.Lock()
-	done := r.legacyDone[key]
-	r.mu.Unlock()
-	if done || r.APIReader == nil {
+	if r.APIReader == nil {
 		return nil
 	}
+	key := types.NamespacedName{Namespace: cm.Namespace, Name: cm.Name}
 	k := bundle.Keeper{Applier: apply.Applier{Reader: r.APIReader, Writer: r.Client}, Config: r.Config}
-	if _, err := k.Remove(ctx, cm.Namespace, names.LegacyAdminVMUserBase(cm.Namespace, in.Cluster)); err != nil {
+	if err := r.legacy.Remove(ctx, k, key, cm.Namespace, names.LegacyAdminVMUserBase(cm.Namespace, in.Cluster)); err != nil {
 		return fmt.Errorf("remove legacy admin bundle of %s: %w", key, err)
 	}
-	r.mu.Lock()
-	if r.legacyDone == nil {
-		r.legacyDone = map[types.NamespacedName]bool{}
-	}
-	r.legacyDone[key] = true
-	r.mu.Unlock()
 	return nil
 }
 
