@@ -32,20 +32,7 @@ var (
 	rec *Reconciler
 )
 
-func testConfig() config.Config {
-	return config.Config{
-		ReleaseNamespace: "kof", ReleaseName: "kof-mothership", AutoUpgrade: true,
-		PropagationTemplate: "kof-propagation-2-0-0", KCMNamespace: "kcm-system", RegionlessClusterName: "mothership",
-		VTClusterName: "kof-traces", VLClusterName: "kof-logs", VLAuditClusterName: "kof-logs-audit",
-		Storage: config.StorageURLs{
-			VMInsert: "http://vminsert-cluster:8480/", VMSelect: "http://vmselect-cluster:8481/",
-			VLInsert: "http://vlinsert:9481/", VLSelect: "http://vlselect:9471/",
-			VLAuditInsert: "http://vlinsert-audit:9481/", VLAuditSelect: "http://vlselect-audit:9471/",
-			VTInsert: "http://vtinsert:10481/", VTSelect: "http://vtselect:10471/",
-		},
-		PromxyPodSelector: labels.Everything(), PromxySecretName: "kof-mothership-promxy-config",
-	}
-}
+func testConfig() config.Config { return testenv.OperatorConfig() }
 
 // CacheOptions returns the manager cache options the operator uses: Secrets limited to the ones it made.
 func testCacheOptions() cache.Options {

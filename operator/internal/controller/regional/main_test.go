@@ -27,20 +27,11 @@ var (
 	rec *Reconciler
 )
 
+// testConfig is the shared test configuration in regionless mode.
 func testConfig() config.Config {
-	return config.Config{
-		ReleaseNamespace: "kof", ReleaseName: "kof-mothership", AutoUpgrade: true,
-		Regionless: true, RegionlessDomain: "mothership.kof.example.com", RegionlessClusterName: "mothership",
-		PropagationTemplate: "kof-propagation-2-0-0", KCMNamespace: "kcm-system",
-		VTClusterName: "kof-traces", VLClusterName: "kof-logs", VLAuditClusterName: "kof-logs-audit",
-		Storage: config.StorageURLs{
-			VMInsert: "http://vminsert-cluster:8480/", VMSelect: "http://vmselect-cluster:8481/",
-			VLInsert: "http://vlinsert:9481/", VLSelect: "http://vlselect:9471/",
-			VLAuditInsert: "http://vlinsert-audit:9481/", VLAuditSelect: "http://vlselect-audit:9471/",
-			VTInsert: "http://vtinsert:10481/", VTSelect: "http://vtselect:10471/",
-		},
-		PromxyPodSelector: labels.Everything(), PromxySecretName: "kof-mothership-promxy-config",
-	}
+	cfg := testenv.OperatorConfig()
+	cfg.Regionless, cfg.RegionlessDomain = true, "mothership.kof.example.com"
+	return cfg
 }
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
