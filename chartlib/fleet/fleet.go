@@ -18,7 +18,7 @@ import (
 const (
 	// DefaultReleaseName is the umbrella's release name.
 	DefaultReleaseName = "kof"
-	// DefaultNamespace is the umbrella's release namespace (CONTRACT.md, "Umbrella defaults").
+	// DefaultNamespace is the umbrella's release namespace (docs/contract.md, "Umbrella defaults").
 	DefaultNamespace = "kof"
 	// UmbrellaChart is the directory name of the umbrella chart under Options.ChartsDir.
 	UmbrellaChart = "kof"

@@ -15,7 +15,7 @@ import (
 	"kof.dev/kof/chartlib/sveltos"
 )
 
-// ManagementClusterLabel selects the management cluster itself (CONTRACT.md, "Cluster roles and labels").
+// ManagementClusterLabel selects the management cluster itself (docs/contract.md, "Cluster roles and labels").
 const ManagementClusterLabel = "k0rdent.mirantis.com/management-cluster"
 
 // defaultServiceNamespace is the namespace of a service that names none (KCM api/v1beta1 Service.Namespace).

@@ -37,7 +37,7 @@ const vmrulesKey = "values"
 //
 // Problems of one cluster (malformed annotations, no regional cluster) are returned per `namespace/name`; the
 // error is for an operator environment the operator itself would refuse. Without a kof-operator Deployment no
-// outputs are made. Source: CONTRACT.md ("Objects the operator writes").
+// outputs are made. Source: docs/contract.md ("Objects the operator writes").
 func operatorOutputs(m *management, in *inputs) ([]*unstructured.Unstructured, map[string][]error, error) {
 	env := operatorEnv(m.objects)
 	if env == nil {

@@ -4,8 +4,8 @@
 // ClusterDeployments, and the fleet render fed with the operator's live objects. Demo runs the whole flow behind
 // `make demo`; the pieces serve the end-to-end tests (tests/e2e).
 //
-// Sources: ../shared/DESIGN.md ("The system in one picture", "Data flow of kof render"), issue 8 ("make demo and
-// install tests"), recipes/README.md (envtest facts: no controller-manager, strict field validation).
+// Sources: docs/design.md ("The system in one picture", "Data flow of kof render"); envtest facts (no
+// controller-manager, strict field validation) in docs/design.md, "Testing against a real API server".
 package install
 
 import (

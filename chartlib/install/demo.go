@@ -57,7 +57,7 @@ func (r *DemoResult) Failed() bool {
 	return false
 }
 
-// Demo runs the whole flow of `make demo` (issue 8, part 1): control plane and CRDs, `helm install kof` with the
+// Demo runs the whole flow of `make demo`: control plane and CRDs, `helm install kof` with the
 // scenario's values, the local Flux stand-in, the kof-operator, the scenario's clusters, the wait for the operator's
 // objects, the fleet render fed with those live objects, the files under OutDir and the summary table. It stops
 // everything it started before it returns. A problem of one cluster (a malformed annotation, a missing operator

@@ -29,7 +29,7 @@ const maxFluxRounds = 5
 // target namespace and spec.values, and marks the HelmRelease Ready. Third-party charts cannot be fetched offline:
 // they are skipped with a note (their dependants still install). A HelmRelease that disappears has its release
 // uninstalled, as Flux's uninstall on deletion does. No intervals, retries, remediation, valuesFrom or drift
-// detection. Source: fluxcd helm-controller v2 API (HelmReleaseSpec), DESIGN.md ("layer 1").
+// detection. Source: fluxcd helm-controller v2 API (HelmReleaseSpec), docs/design.md ("layer 1").
 type LocalFlux struct {
 	// Client reads HelmReleases and HelmCharts and writes HelmRelease status.
 	Client client.Client

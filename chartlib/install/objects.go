@@ -15,7 +15,7 @@ import (
 const FieldManager = "kof-install"
 
 // strictValidation makes the API server reject unknown or duplicate fields instead of pruning them with a warning
-// (recipes/README.md: it must be a typed option, CreateOptions.Raw is overwritten).
+// (docs/design.md, "Testing against a real API server": it must be a typed option, CreateOptions.Raw is overwritten).
 const strictValidation = "Strict"
 
 // ensureNamespace creates namespace name (with labels) or adds the labels to the existing one. It returns the API

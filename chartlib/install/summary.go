@@ -14,7 +14,7 @@ import (
 	"kof.dev/kof/operator/names"
 )
 
-// endpointKeys are the eight endpoint keys of the operator's regional and child ConfigMaps (CONTRACT.md,
+// endpointKeys are the eight endpoint keys of the operator's regional and child ConfigMaps (docs/contract.md,
 // "ConfigMap data keys"), writes first.
 func endpointKeys() []string {
 	return []string{

@@ -20,7 +20,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 
-// Names of the umbrella install (CONTRACT.md, "Umbrella defaults": namespace `kof`, KCM's system namespace
+// Names of the umbrella install (docs/contract.md, "Umbrella defaults": namespace `kof`, KCM's system namespace
 // `kcm-system`).
 const (
 	UmbrellaRelease   = "kof"

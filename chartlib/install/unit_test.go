@@ -34,7 +34,7 @@ func keys(hrs []helmv2.HelmRelease) []string {
 }
 
 func TestDependencyOrderPutsDependenciesFirst(t *testing.T) {
-	// The umbrella's chain (DESIGN.md): kof-operators → victoria-metrics-operator → kof-mothership → regional, child.
+	// The umbrella's chain (docs/design.md): kof-operators → victoria-metrics-operator → kof-mothership → regional, child.
 	in := []helmv2.HelmRelease{
 		hr("kcm-system", "kof-child", "kof-mothership"),
 		hr("kcm-system", "kof-regional", "kof-mothership"),

@@ -23,7 +23,7 @@ const ManagementCluster = "mgmt"
 // waitPoll is how often WaitOperator looks for the operator's objects.
 const waitPoll = 250 * time.Millisecond
 
-// Expected is one object the kof-operator must make for a cluster (CONTRACT.md, "Objects the operator writes").
+// Expected is one object the kof-operator must make for a cluster (docs/contract.md, "Objects the operator writes").
 type Expected struct {
 	// Cluster is the ClusterDeployment name (ManagementCluster for the regionless ConfigMap).
 	Cluster string

@@ -1,5 +1,5 @@
 // Package parity checks that the charts' named name helpers compute exactly what Go's operator/names computes
-// (DESIGN.md decision 1: one definition per shared fact; CONTRACT.md "Hashed names").
+// (docs/design.md decision 1: one definition per shared fact; docs/contract.md "Hashed names").
 //
 // For every chart directory that defines one of the Helpers (`{{ define "kof.names.childVMUserBase" }}` in any
 // template), Check renders that helper through chartlib/render (the Helm SDK engine with sprig, exactly as at

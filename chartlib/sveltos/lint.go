@@ -91,7 +91,7 @@ func fromFuncs() []string { return []string{"fromYaml", "fromJson", "fromToml"} 
 // Lint reports the parts of an MCS service's values text that Sveltos evaluates differently from what the text
 // suggests, chiefly under the double pass of Sveltos v1.0.1-v1.15, plus functions and fields Sveltos lacks and
 // unchecked fromYaml results. Findings are ordered by line. Lint never fails: an unparsable text is one
-// RuleParse finding. Source: ../shared/SVELTOS.md; addon-controller controllers/template_instantiation.go.
+// RuleParse finding. Source: docs/sveltos.md; addon-controller controllers/template_instantiation.go.
 func Lint(values string) []Finding {
 	l := &linter{text: values}
 	l.lines()

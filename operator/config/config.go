@@ -1,4 +1,4 @@
-// Package config reads the KOF operator's environment once at start-up into one validated struct (CONTRACT.md,
+// Package config reads the KOF operator's environment once at start-up into one validated struct (docs/contract.md,
 // "Operator environment"). The kof-mothership chart sets these variables from its values; a missing or malformed
 // required value stops start-up with a message naming the variable and the fix.
 package config
@@ -14,7 +14,7 @@ import (
 	"kof.dev/kof/operator/endpoints"
 )
 
-// Environment variable names (CONTRACT.md, "Operator environment"; those marked ours are new in this operator).
+// Environment variable names (docs/contract.md, "Operator environment"; those marked ours are new in this operator).
 const (
 	EnvReleaseNamespace = "RELEASE_NAMESPACE"
 	EnvReleaseName      = "RELEASE_NAME"
@@ -40,7 +40,7 @@ const (
 	// EnvVLAuditClusterName (ours) is the audit logs VLCluster; default `<KOF_VL_CLUSTER_NAME>-audit`.
 	EnvVLAuditClusterName = "KOF_VL_AUDIT_CLUSTER_NAME"
 
-	// The eight storage URLs the VMUser routes point at (in route order of CONTRACT.md, "VMUser routes").
+	// The eight storage URLs the VMUser routes point at (in route order of docs/contract.md, "VMUser routes").
 	EnvVMInsertURL      = "KOF_VMINSERT_URL"
 	EnvVMSelectURL      = "KOF_VMSELECT_URL"
 	EnvVLInsertURL      = "KOF_VLINSERT_URL"

@@ -89,7 +89,7 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 	return found[0], nil
 }
 
-// ConfigMap data keys of the regional and child ConfigMaps (CONTRACT.md, "ConfigMap data keys (17)").
+// ConfigMap data keys of the regional and child ConfigMaps (docs/contract.md, "ConfigMap data keys (17)").
 const (
 	KeyRegionalClusterName      = "regional_cluster_name"
 	KeyRegionalClusterNamespace = "regional_cluster_namespace"

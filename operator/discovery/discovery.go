@@ -1,6 +1,6 @@
 // Package discovery reads what KOF needs from a ClusterDeployment and its ClusterTemplate: role, merged
 // annotations, cloud, location, and the regional cluster a child writes to. It builds the 17-key data of the
-// regional and child ConfigMaps (CONTRACT.md, "Objects the operator writes"). It works on typed objects only, never
+// regional and child ConfigMaps (docs/contract.md, "Objects the operator writes"). It works on typed objects only, never
 // a client, so that the operator and the offline fleet renderer bind children to the same regionals.
 package discovery
 

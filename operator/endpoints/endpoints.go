@@ -1,4 +1,4 @@
-// Package endpoints is the only Go definition of KOF's storage URLs (CONTRACT.md, "Endpoints"): the write and read
+// Package endpoints is the only Go definition of KOF's storage URLs (docs/contract.md, "Endpoints"): the write and read
 // URLs of metrics, logs, audit logs and traces of a regional cluster, their Istio and regionless in-cluster variants,
 // and the override annotations that replace them. It works on plain data (names and annotation maps) so that the
 // operator and the offline fleet renderer derive the same URLs.
@@ -13,7 +13,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 
-// Paths of the VMAuth routes each signal uses (CONTRACT.md, "Endpoints").
+// Paths of the VMAuth routes each signal uses (docs/contract.md, "Endpoints").
 const (
 	WriteMetricsPath   = "/vm/insert/0/prometheus/api/v1/write"
 	ReadMetricsPath    = "/vm/select/0/prometheus"
@@ -207,7 +207,7 @@ func checkDomain(d string) error {
 }
 
 // Merge returns the annotations KOF reads from a ClusterDeployment: spec.config.clusterAnnotations overlaid by
-// metadata.annotations (metadata wins; CONTRACT.md, "Annotations on a ClusterDeployment"). Both inputs may be nil;
+// metadata.annotations (metadata wins; docs/contract.md, "Annotations on a ClusterDeployment"). Both inputs may be nil;
 // the result is a new map.
 func Merge(metadata, clusterAnnotations map[string]string) map[string]string {
 	out := make(map[string]string, len(metadata)+len(clusterAnnotations))

@@ -12,7 +12,7 @@ import (
 
 // ParseHTTPConfig parses the `k0rdent.mirantis.com/kof-http-config` annotation: JSON
 // `{dial_timeout, tls_config:{insecure_skip_verify}, basic_auth:{credentials_secret_name, username_key, password_key}}`
-// (CONTRACT.md, "Annotations on a ClusterDeployment"). An empty or blank value yields the zero config. Unknown keys,
+// (docs/contract.md, "Annotations on a ClusterDeployment"). An empty or blank value yields the zero config. Unknown keys,
 // trailing data, a dial_timeout that is not a positive Go duration and a basic_auth with a Secret name but no keys are
 // errors naming the annotation and the offending field.
 func ParseHTTPConfig(raw string) (kofv1.HTTPClientConfig, error) {

@@ -1,6 +1,6 @@
 // Package names is the single definition of every name the KOF operator and charts generate.
 //
-// The rules come from the KOF contract (shared CONTRACT.md, "Objects the operator writes" and "Hashed names"):
+// The rules come from the KOF contract (shared docs/contract.md, "Objects the operator writes" and "Hashed names"):
 //   - plain composed names (`kof-<cluster>`, `kof-cluster-config-<cluster>`, ...) keep their historical form whenever
 //     the result is already a valid DNS-1123 label of at most 63 characters;
 //   - credential bases are `<readable>-<h>`, h being the first 10 hex characters of sha256 of an identity string,
@@ -56,7 +56,7 @@ const (
 // StorageKind is a kind of VictoriaMetrics storage a VMStorageConnection points at.
 type StorageKind string
 
-// The three storage connections a regional cluster gets (CONTRACT.md, "VMStorageConnection ×3").
+// The three storage connections a regional cluster gets (docs/contract.md, "VMStorageConnection ×3").
 const (
 	StorageTraces    StorageKind = "traces"
 	StorageLogs      StorageKind = "logs"
@@ -205,7 +205,7 @@ func StorageConnection(kind StorageKind, namespace, cluster string) string {
 
 // ChildConfigPropagation returns the cluster-scoped MultiClusterService name that propagates child ConfigMaps to a
 // KCM region cluster: `kof-child-config-propagation-<Hash(ns/name)>`. Hashing namespace and name keeps two clusters
-// of one name in two namespaces apart (CONTRACT.md, **ours**).
+// of one name in two namespaces apart (docs/contract.md, **ours**).
 func ChildConfigPropagation(namespace, cluster string) string {
 	return ChildConfigPropagationPrefix + Hash(clusterKey(namespace, cluster))
 }

@@ -1,5 +1,5 @@
 // Package outputs is the one definition of the ConfigMaps and credentials Secrets the kof-operator writes
-// (CONTRACT.md, "Objects the operator writes"). It is pure: no client, no I/O, no randomness. The operator's
+// (docs/contract.md, "Objects the operator writes"). It is pure: no client, no I/O, no randomness. The operator's
 // controllers apply what it returns (adding owner references); chartlib/fleet renders the same objects offline.
 package outputs
 
@@ -13,7 +13,7 @@ import (
 	"kof.dev/kof/operator/names"
 )
 
-// Keys of a VMUser credentials Secret (CONTRACT.md, "child VMUser bundle").
+// Keys of a VMUser credentials Secret (docs/contract.md, "child VMUser bundle").
 const (
 	UsernameKey = "username"
 	PasswordKey = "password"

@@ -1,7 +1,7 @@
 // Package promxy builds the promxy configuration file that the KOF operator stores in the promxy config Secret.
 //
 // The configuration is assembled from Go structs and marshalled to YAML, never from string templates. The shape
-// follows CONTRACT.md, "Promxy configuration": a Prometheus-style `global`, `rule_files`, `alerting` and
+// follows docs/contract.md, "Promxy configuration": a Prometheus-style `global`, `rule_files`, `alerting` and
 // `remote_write` section plus promxy's own `promxy.server_groups` list (https://github.com/jacksontj/promxy,
 // cmd/promxy/config.yaml), one server group per PromxyServerGroup object.
 package promxy

@@ -76,7 +76,7 @@ func ClusterGroupName(cluster, group string) string { return "__" + cluster + "_
 
 // Merge applies the patches of in.Sources to in.Groups and returns the promxy files and vmrules values, plus every
 // problem found. An output fed by a faulty source keeps its value from prev: a bad defaults source of a kind keeps
-// all outputs of that kind as in prev, a bad cluster source keeps that cluster's outputs as in prev (CONTRACT.md:
+// all outputs of that kind as in prev, a bad cluster source keeps that cluster's outputs as in prev (docs/contract.md:
 // bad YAML in one input leaves the outputs unchanged). Within one kind and cluster, sources apply in
 // namespace/name order and a later patch of the same rule replaces an earlier one.
 func Merge(in Input, prev Output) (Output, []Problem) {

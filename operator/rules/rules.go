@@ -1,7 +1,7 @@
 // Package rules merges KOF's default Prometheus rules with the rule patches users keep in labelled ConfigMaps and
 // produces the promxy rule files and the per-cluster vmrules values.
 //
-// The rule of CONTRACT.md, "Rule merging": inputs are the PrometheusRules of the mothership release and the
+// The rule of docs/contract.md, "Rule merging": inputs are the PrometheusRules of the mothership release and the
 // ConfigMaps labelled `k0rdent.mirantis.com/kof-alert-rules-cluster-name` or
 // `k0rdent.mirantis.com/kof-record-rules-cluster-name` (value "" = defaults for every cluster, else one cluster).
 // Each data key of such a ConfigMap is a rule group name; its value is YAML mapping a rule name (the `alert` or

@@ -13,7 +13,7 @@ import (
 // kcmNamespace holds the scenarios' ClusterDeployments and the operator's per-cluster objects.
 const kcmNamespace = "kcm-system"
 
-// writePaths are the VMAuth write paths per signal key of the kof-collectors values (CONTRACT.md, "Endpoints").
+// writePaths are the VMAuth write paths per signal key of the kof-collectors values (docs/contract.md, "Endpoints").
 var writePaths = map[string]string{
 	"metrics":   "/vm/insert/0/prometheus/api/v1/write",
 	"logs":      "/vli/insert/opentelemetry/v1/logs",
@@ -90,7 +90,7 @@ func operatorObject(t *testing.T, f *fleet.Fleet, kind, ns, name string) *unstru
 }
 
 // wantChildCredentials checks that a child's collectors authenticate with the VMUser Secret the operator makes for
-// it (names.ChildVMUserBase: the hashed name of CONTRACT.md, not the Adler-32 of earlier releases), and that the
+// it (names.ChildVMUserBase: the hashed name of docs/contract.md, not the Adler-32 of earlier releases), and that the
 // Secret exists with that username.
 func wantChildCredentials(t *testing.T, f *fleet.Fleet, child string) {
 	t.Helper()

@@ -1,7 +1,7 @@
 {{- /*
   Shared head of every layer-2 template of this chart; the chart writes it after the $kof line and before the
   service's own template. It checks $kof, reads the cluster's annotations into $ann (the cluster's own, copied from
-  spec.config.clusterAnnotations, < the ClusterDeployment's metadata annotations: CONTRACT.md) and parses the
+  spec.config.clusterAnnotations, < the ClusterDeployment's metadata annotations: docs/contract.md) and parses the
   service's values annotation ($kof.annotation, "" for none) into $override. Missing annotations never fail; a value
   that is not a YAML or JSON mapping fails this cluster alone, naming the annotation.
 */}}

@@ -1,5 +1,5 @@
 {{/*
-kof-child.paths: the write path of every signal behind a regional VMAuth (CONTRACT.md "Endpoints").
+kof-child.paths: the write path of every signal behind a regional VMAuth (docs/contract.md "Endpoints").
 Input: none. Output: YAML map signal → path.
 */}}
 {{- define "kof-child.paths" -}}
@@ -149,7 +149,7 @@ writing to the regional cluster. Input: dict {root, istio}. Output: YAML list of
 
 {{/*
 kof-child.clusterRefs: the optional templateResourceRefs of every KOF MCS: the ClusterDeployment (its metadata
-annotations win over the cluster's, CONTRACT.md), the CAPI Cluster and the SveltosCluster (so that annotation edits
+annotations win over the cluster's, docs/contract.md), the CAPI Cluster and the SveltosCluster (so that annotation edits
 re-render the values). Input: none. Output: YAML list of Sveltos TemplateResourceRef objects.
 */}}
 {{- define "kof-child.clusterRefs" -}}

@@ -1,5 +1,5 @@
 {{/*
-kof-mothership.operatorEnv: the environment of the kof-operator container (CONTRACT.md, "Operator environment";
+kof-mothership.operatorEnv: the environment of the kof-operator container (docs/contract.md, "Operator environment";
 names as read by operator/config), every value taken from chart values. The VLCluster/VTCluster names and the promxy
 Secret and selector are always set: kof-operator requires them even when this chart does not render those objects.
 Input: the root context. Output: YAML list of {name, value}.

@@ -1,6 +1,6 @@
 {{/*
 kof-mothership.promxyBootstrapConfig: promxy's first configuration, before kof-operator rewrites the config Secret
-from PromxyServerGroups (CONTRACT.md, "Promxy configuration"): built as a structure and marshalled, never assembled
+from PromxyServerGroups (docs/contract.md, "Promxy configuration"): built as a structure and marshalled, never assembled
 as text. Alerting and remote_write appear only when VMAlertmanager / the mothership VMCluster are rendered.
 Input: the root context. Output: YAML document.
 */}}

@@ -89,7 +89,7 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 
 {{/*
 kof-regional.templateResourceRefs: the management-cluster objects every regional service's values may read: the
-ClusterDeployment (optional; its metadata annotations win over the cluster's, CONTRACT.md), the CAPI Cluster and
+ClusterDeployment (optional; its metadata annotations win over the cluster's, docs/contract.md), the CAPI Cluster and
 the SveltosCluster (optional, so that annotation edits re-render the values) and, in regionless mode, the admin
 VMUser Secret the KOF operator keeps in the KCM namespace (required: the collectors copy its credentials). On a
 regional cluster the operator propagates the admin bundle itself, so the values need not read it.

@@ -1,5 +1,5 @@
 // Package v1beta1 holds the KOF custom resource types of group kof.k0rdent.mirantis.com, version v1beta1:
-// PromxyServerGroup and VMStorageConnection (CONTRACT.md, "CRDs"). Their JSON field names are those of objects made
+// PromxyServerGroup and VMStorageConnection (docs/contract.md, "CRDs"). Their JSON field names are those of objects made
 // by earlier KOF releases and must not change. It also defines, once, the labels, annotations, condition types and
 // reasons of the KOF contract that the operator and the fleet renderer share.
 //

@@ -1,9 +1,9 @@
 package v1beta1
 
-// Prefix is the domain of every KOF label and annotation (CONTRACT.md writes it `k/`).
+// Prefix is the domain of every KOF label and annotation (docs/contract.md writes it `k/`).
 const Prefix = "k0rdent.mirantis.com/"
 
-// Labels on ClusterDeployments and on the objects the operator writes (CONTRACT.md, "Cluster roles and labels" and
+// Labels on ClusterDeployments and on the objects the operator writes (docs/contract.md, "Cluster roles and labels" and
 // "Objects the operator writes").
 const (
 	// ClusterRoleLabel is `regional` or `child`; any other value means the cluster is not a KOF cluster.
@@ -61,7 +61,7 @@ const (
 )
 
 // Annotations on a ClusterDeployment, read from metadata.annotations and then spec.config.clusterAnnotations
-// (CONTRACT.md, "Annotations on a ClusterDeployment").
+// (docs/contract.md, "Annotations on a ClusterDeployment").
 const (
 	// RegionalDomainAnnotation is the base domain the default endpoints derive from.
 	RegionalDomainAnnotation = Prefix + "kof-regional-domain"
@@ -87,7 +87,7 @@ const (
 	ReadTracesEndpointAnnotation = Prefix + "kof-read-traces-endpoint"
 )
 
-// Finalizers (CONTRACT.md, "CRDs"; **ours** for ClusterDeployments).
+// Finalizers (docs/contract.md, "CRDs"; **ours** for ClusterDeployments).
 const (
 	// VMStorageConnectionFinalizer keeps a VMStorageConnection until its storage node args are removed.
 	VMStorageConnectionFinalizer = Prefix + "vmstorageconnection"
@@ -97,7 +97,7 @@ const (
 	RegionalConfigMapFinalizer = Prefix + "kof-regional-cleanup"
 )
 
-// Condition types on KOF objects: Ready summarises the duty conditions and is computed last (STYLE.md).
+// Condition types on KOF objects: Ready summarises the duty conditions and is computed last (docs/style.md).
 const (
 	ConditionReady = "Ready"
 	// ConditionPromxyConfigured is True when the PromxyServerGroup is part of the promxy config Secret.

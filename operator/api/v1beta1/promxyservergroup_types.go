@@ -5,7 +5,7 @@ import (
 )
 
 // PromxyServerGroupSpec is one promxy server group: the read endpoint of one regional cluster
-// (CONTRACT.md, "CRDs" and "Promxy configuration").
+// (docs/contract.md, "CRDs" and "Promxy configuration").
 type PromxyServerGroupSpec struct {
 	// ClusterName is the regional cluster this group reads from; promxy labels its series with it.
 	// +kubebuilder:validation:MinLength=1

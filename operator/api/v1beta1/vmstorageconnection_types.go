@@ -5,7 +5,7 @@ import (
 )
 
 // VMStorageConnectionSpec connects a local VictoriaLogs or VictoriaTraces cluster to a remote storage node
-// (CONTRACT.md, "CRDs").
+// (docs/contract.md, "CRDs").
 type VMStorageConnectionSpec struct {
 	// ClusterRef is the VLCluster or VTCluster whose select component gets the storage node.
 	// +required

@@ -1,5 +1,5 @@
 // Package apply writes the operator's children with server-side apply under one field manager, and only when the
-// desired object differs from the live one, so that a resync writes nothing (DESIGN.md, decision 5).
+// desired object differs from the live one, so that a resync writes nothing (docs/design.md, decision 5).
 package apply
 
 import (

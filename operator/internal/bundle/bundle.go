@@ -1,4 +1,4 @@
-// Package bundle builds and keeps VMUser bundles (CONTRACT.md, "Objects the operator writes"): a credentials Secret
+// Package bundle builds and keeps VMUser bundles (docs/contract.md, "Objects the operator writes"): a credentials Secret
 // `kof-vmuser-creds-N` (username N, crypto/rand password kept once made), a VMUser `kof-vmuser-N` with the eight
 // routes of "VMUser routes" (tenant filters for children), and, for clusters whose storage is remote, a propagation
 // MultiClusterService `kof-vmuser-propagation-N` that copies both to the regional cluster.
@@ -31,7 +31,7 @@ import (
 const (
 	UsernameKey = outputs.UsernameKey
 	PasswordKey = outputs.PasswordKey
-	// PasswordLength is the length of generated passwords (CONTRACT.md: at least 16).
+	// PasswordLength is the length of generated passwords (docs/contract.md: at least 16).
 	PasswordLength = 24
 	passwordChars  = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 )
@@ -58,7 +58,7 @@ type route struct {
 	path, url, arg, format string
 }
 
-// routes lists the eight routes in the order of CONTRACT.md, "VMUser routes".
+// routes lists the eight routes in the order of docs/contract.md, "VMUser routes".
 func routes(u config.StorageURLs) []route {
 	return []route{
 		{"/vm/insert/.*", u.VMInsert, "extra_label", "tenant=%s"},
@@ -218,7 +218,7 @@ const (
 // propagation returns the MCS copying the bundle to the regional cluster through the kof-propagation chart. The
 // Secret's data reaches the values only at apply time, through Sveltos `getField` on a templateResourceRef, so the
 // password never appears in the MCS; the VMUser is given literally. Values are one JSON line, which both Sveltos
-// template passes keep intact (SVELTOS.md, "The double pass").
+// template passes keep intact (docs/sveltos.md, "The double pass").
 func propagation(s Spec, c config.Config) (*kcmv1.MultiClusterService, error) {
 	user := vmUser(s, c.Storage)
 	user.Namespace = ""

@@ -13,7 +13,7 @@ import (
 )
 
 // TestPropagationValuesInstantiate runs the propagation MCS values through both Sveltos template passes (values
-// YAML-marshalled and executed, then executed again; SVELTOS.md) with libsveltos' function map and a getField over a
+// YAML-marshalled and executed, then executed again; docs/sveltos.md) with libsveltos' function map and a getField over a
 // Secret, and checks the result is the kof-propagation values with the Secret's data.
 func TestPropagationValuesInstantiate(t *testing.T) {
 	m, err := propagation(Spec{Base: "c1-0123456789", Namespace: "kcm-system", Tenant: "t1", Regional: "r1"},

@@ -22,7 +22,7 @@ const (
 	kcmNamespace = "kcm-system"
 )
 
-// operatorEnvNames are the variables kof-operator reads at start (CONTRACT.md, "Operator environment"); the chart
+// operatorEnvNames are the variables kof-operator reads at start (docs/contract.md, "Operator environment"); the chart
 // must always set them, whatever is enabled.
 var operatorEnvNames = []string{
 	"RELEASE_NAMESPACE", "RELEASE_NAME", "KOF_VERSION", "KOF_AUTO_UPGRADE", "KOF_REGIONLESS_ENABLED",

@@ -11,7 +11,7 @@ import (
 // scenario returns the umbrella values file of a shared scenario, copied under testdata/scenarios.
 func scenario(name string) string { return filepath.Join("testdata", "scenarios", name+".yaml") }
 
-// TestScenariosUmbrella checks the scenarios that hold at the umbrella level (../shared/scenarios/README.md).
+// TestScenariosUmbrella checks the scenarios that hold at the umbrella level (tests/scenarios/testdata/README.md).
 func TestScenariosUmbrella(t *testing.T) {
 	cases := map[string]func(*testing.T, *render.Result){
 		// 01: the default install renders the five Flux releases in dependsOn order.

@@ -125,7 +125,7 @@ func configMap(ns, name string, data map[string]any) *unstructured.Unstructured 
 	}}
 }
 
-// credentials returns a VMUser credentials Secret as the KOF operator writes it (CONTRACT.md): keys username = base
+// credentials returns a VMUser credentials Secret as the KOF operator writes it (docs/contract.md): keys username = base
 // and password, base64-encoded as the API serves Secrets.
 func credentials(ns, base, password string) *unstructured.Unstructured {
 	enc := base64.StdEncoding.EncodeToString
@@ -137,7 +137,7 @@ func credentials(ns, base, password string) *unstructured.Unstructured {
 }
 
 // childConfig returns the ChildConfig ConfigMap of a child bound to a regional cluster with domain, as the KOF
-// operator writes it (its 17 data keys, CONTRACT.md).
+// operator writes it (its 17 data keys, docs/contract.md).
 func childConfig(ns, child, regional, domain string) *unstructured.Unstructured {
 	base := "https://vmauth." + domain
 	return configMap(ns, names.ChildConfigMap(child), map[string]any{

@@ -26,7 +26,7 @@ func absent(t *testing.T, res *render.Result, kinds ...string) {
 	}
 }
 
-// TestStorageDefaults checks the default storage: the four storage CRs, VMAuth, the VMUser routes of CONTRACT.md
+// TestStorageDefaults checks the default storage: the four storage CRs, VMAuth, the VMUser routes of docs/contract.md
 // (each dropping the first path part) and no public endpoint without a domain.
 func TestStorageDefaults(t *testing.T) {
 	res := renderChart(t, renderSpec{chart: "kof-storage"})

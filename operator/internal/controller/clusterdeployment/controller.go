@@ -1,5 +1,5 @@
 // Package clusterdeployment reconciles KOF ClusterDeployments (label `k0rdent.mirantis.com/kof-cluster-role`):
-// a regional cluster gets its ConfigMap `kof-<c>` (17 keys, CONTRACT.md); a child gets `kof-cluster-config-<c>`,
+// a regional cluster gets its ConfigMap `kof-<c>` (17 keys, docs/contract.md); a child gets `kof-cluster-config-<c>`,
 // a copy of its regional's data, and its VMUser bundle; a KCM region cluster gets the propagation MCSs of its child
 // configuration and record rules. Deleting a ClusterDeployment removes every cluster-scoped object it caused
 // (finalizer `k0rdent.mirantis.com/kof-cluster-cleanup`) and the namespaced ones explicitly.

@@ -2,7 +2,7 @@
 //
 // All PromxyServerGroups that carry the label `k0rdent.mirantis.com/secret-name: <S>` (in any namespace) make one
 // Secret `<S>` in the promxy namespace, key `config.yaml`, with one server group each in namespace/name order
-// (CONTRACT.md, "Promxy configuration"). Basic auth credentials are read from the Secrets the groups reference, and
+// (docs/contract.md, "Promxy configuration"). Basic auth credentials are read from the Secrets the groups reference, and
 // those Secrets are watched. The Secret is written by server-side apply only when its content differs, and only
 // then is every Running promxy pod asked to reload (HTTP POST `/-/reload`).
 package promxyservergroup

@@ -41,7 +41,7 @@ const (
 	ReasonInvalidInput = "InvalidRegionalConfig"
 )
 
-// emptyVMRules is the initial `values` of a record rules ConfigMap (CONTRACT.md, "vmrules ConfigMap").
+// emptyVMRules is the initial `values` of a record rules ConfigMap (docs/contract.md, "vmrules ConfigMap").
 const emptyVMRules = "vmrules:\n  groups: {}\n"
 
 // VMRulesKey is the data key of the record rules ConfigMap.

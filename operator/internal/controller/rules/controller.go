@@ -1,7 +1,7 @@
 // Package rules is the controller that merges KOF's default Prometheus rules with the users' rule patch ConfigMaps
 // into promxy's rules ConfigMap and each regional cluster's `kof-record-vmrules-<cluster>` ConfigMap.
 //
-// Inputs (CONTRACT.md, "Rule merging"): the PrometheusRules in the release namespace (kof-mothership renders KOF's
+// Inputs (docs/contract.md, "Rule merging"): the PrometheusRules in the release namespace (kof-mothership renders KOF's
 // default rules there), ConfigMaps labelled `k0rdent.mirantis.com/kof-alert-rules-cluster-name` or
 // `k0rdent.mirantis.com/kof-record-rules-cluster-name`, and the regional ConfigMaps (which clusters get vmrules).
 // The merge itself is the pure package kof.dev/kof/operator/rules. Outputs are written by server-side apply only

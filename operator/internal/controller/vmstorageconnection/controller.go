@@ -4,7 +4,7 @@
 // For each storage cluster it gathers every VMStorageConnection that references it (in namespace/name order) and
 // sets the select component's `storageNode`, `storageNode.usernameFile`, `storageNode.passwordFile`,
 // `storageNode.tls` and `storageNode.tlsInsecureSkipVerify` extraArgs and the `secrets` mounts by server-side apply,
-// only when they differ (CONTRACT.md, "CRDs"; VictoriaMetrics operator v0.74 VLCluster `spec.vlselect`, VTCluster
+// only when they differ (docs/contract.md, "CRDs"; VictoriaMetrics operator v0.74 VLCluster `spec.vlselect`, VTCluster
 // `spec.select`). It watches the clusters, so a Helm upgrade that resets the args is repaired, and removes a
 // connection's node through the finalizer `k0rdent.mirantis.com/vmstorageconnection`. Credentials Secrets in another
 // namespace than the cluster are copied into the cluster's namespace under the same name.
