@@ -4,13 +4,7 @@ SHELL := bash
 .DEFAULT_GOAL := help
 MAKEFLAGS += --no-builtin-rules --warn-undefined-variables
 
-# Tool versions (built from the Go module proxy by ci/tools.sh into bin/, cached per machine).
-K8S_VERSION            ?= 1.37.2
-ETCD_VERSION           ?= 3.7.3
-HELM_VERSION           ?= 3.22.0
-CONTROLLER_GEN_VERSION ?= 0.23.0
-HELM_DOCS_VERSION      ?= 1.14.2
-export K8S_VERSION ETCD_VERSION HELM_VERSION CONTROLLER_GEN_VERSION HELM_DOCS_VERSION
+# Tool versions are pinned in ci/tools/<tool>.sh (built from the Go module proxy into bin/, cached per machine).
 
 ROOT     := $(abspath .)
 BIN      := $(ROOT)/bin
@@ -28,7 +22,7 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build kube-apiserver, etcd, kubectl, helm, controller-gen and helm-docs into bin/ (cached; skipped when present).
+tools: ## Build every program in ci/tools/ (control plane, servers, CLIs) into bin/ (cached; skipped when present).
 	@bash ci/tools.sh
 
 .PHONY: crds
