@@ -13,9 +13,6 @@ GOTEST_TIMEOUT ?= 18m
 SCENARIO ?= 01-regional-child
 CHARTS   := $(sort $(dir $(wildcard charts/*/Chart.yaml)))
 export KUBEBUILDER_ASSETS := $(BIN)
-# Pure-Go builds: the VictoriaMetrics API types pull a zstd package whose cgo variant ships a static library that
-# does not link as a position-independent executable here; its pure-Go variant is used when cgo is off.
-export CGO_ENABLED := 0
 
 .PHONY: help
 help: ## Show this help.

@@ -8,7 +8,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-export CGO_ENABLED=0
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 filter="${BENCH_FILTER:-.}"
