@@ -28,9 +28,6 @@ import (
 // testing.Init parses the command line; nothing writes it but the flag package.
 var update = flag.Bool("update", false, "rewrite golden files from the current output")
 
-// Updating reports whether the test binary runs with -update.
-func Updating() bool { return *update }
-
 // Assert compares got with the golden file at path. With -update it writes got to path (creating directories)
 // instead. A missing golden file fails the test with a hint to run with -update. Line endings are compared as is.
 func Assert(t testing.TB, path string, got []byte) {
@@ -57,17 +54,6 @@ func Assert(t testing.TB, path string, got []byte) {
 	diff := cmp.Diff(strings.Split(string(want), "\n"), strings.Split(string(got), "\n"))
 	t.Errorf("golden: %s differs (-golden +got); if the change is intended run `go test -update` and review:\n%s",
 		path, diff)
-}
-
-// AssertSet compares the YAML of set (manifest.Set.YAML) with the golden file at path, like Assert.
-func AssertSet(t testing.TB, path string, set *manifest.Set) {
-	t.Helper()
-	data, err := set.YAML()
-	if err != nil {
-		t.Fatalf("golden: %v", err)
-		return
-	}
-	Assert(t, path, data)
 }
 
 // ExpectKinds fails the test unless set holds exactly the kind counts want (manifest.Set.Kinds).

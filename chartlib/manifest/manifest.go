@@ -10,7 +10,7 @@
 // it does not list come after, alphabetically), then by namespace, name and source. The order therefore depends
 // only on the objects, never on map iteration or template file order.
 //
-// A Set is read-only after construction (Filter and Merge return new Sets sharing the same objects); callers that
+// A Set is read-only after construction (New copies the slice, not the objects); callers that
 // change an object in place change it for every Set holding it.
 package manifest
 

@@ -66,26 +66,6 @@ func (s *Set) OfKind(kind string) []*unstructured.Unstructured {
 	return out
 }
 
-// Filter returns a new Set with the objects for which keep returns true, in the same order.
-func (s *Set) Filter(keep func(Object) bool) *Set {
-	out := &Set{}
-	for _, o := range s.objects {
-		if keep(o) {
-			out.objects = append(out.objects, o)
-		}
-	}
-	return out
-}
-
-// Merge returns a new Set holding the objects of s and of others, in the stable order.
-func (s *Set) Merge(others ...*Set) *Set {
-	all := append([]Object(nil), s.objects...)
-	for _, o := range others {
-		all = append(all, o.objects...)
-	}
-	return New(all...)
-}
-
 // Kinds returns how many objects of each kind s holds, keyed by kind name.
 func (s *Set) Kinds() map[string]int {
 	out := map[string]int{}

@@ -89,19 +89,6 @@ func ClusterFromDeployment(cd *unstructured.Unstructured, kind ClusterKind) (*un
 	return obj, nil
 }
 
-// AdoptedClusterChart is the KCM cluster chart that registers an existing cluster as a SveltosCluster.
-const AdoptedClusterChart = "adopted-cluster"
-
-// KindOfChart returns the ClusterKind a ClusterDeployment gets from the chart of its ClusterTemplate
-// (spec.helm.chartSpec.chart): KindSveltos for adopted-cluster, KindCAPI for every other KCM cluster chart.
-// Source: k0rdent/kcm templates/cluster (only adopted-cluster renders a SveltosCluster instead of a Cluster).
-func KindOfChart(chart string) ClusterKind {
-	if chart == AdoptedClusterChart {
-		return KindSveltos
-	}
-	return KindCAPI
-}
-
 // ManagementCluster returns the SveltosCluster mgmt/mgmt that stands for the management cluster in
 // self-management (MCS spec.serviceSpec.provider.selfManagement), carrying a copy of labels (nil for none).
 // Source: k0rdent/kcm internal/controller/multiclusterservice_controller.go (mgmt/mgmt cluster reference).

@@ -122,11 +122,3 @@ func TestManagementCluster(t *testing.T) {
 		t.Errorf("values %v", res.Values)
 	}
 }
-
-func TestKindOfChart(t *testing.T) {
-	for chart, want := range map[string]ClusterKind{"adopted-cluster": KindSveltos, "aws-standalone-cp": KindCAPI, "remote-cluster": KindCAPI} {
-		if got := KindOfChart(chart); got != want {
-			t.Errorf("KindOfChart(%q) = %v, want %v", chart, got, want)
-		}
-	}
-}

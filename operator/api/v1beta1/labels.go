@@ -108,11 +108,9 @@ const (
 
 // Condition reasons shared by the controllers.
 const (
-	ReasonSucceeded     = "Succeeded"
-	ReasonInvalidSpec   = "InvalidSpec"
-	ReasonNotFound      = "NotFound"
-	ReasonApplyFailed   = "ApplyFailed"
-	ReasonReloadFailed  = "ReloadFailed"
-	ReasonProgressing   = "Progressing"
-	ReasonNotConfigured = "NotConfigured"
+	ReasonSucceeded    = "Succeeded"
+	ReasonInvalidSpec  = "InvalidSpec"
+	ReasonNotFound     = "NotFound"
+	ReasonApplyFailed  = "ApplyFailed"
+	ReasonReloadFailed = "ReloadFailed"
 )
