@@ -7,9 +7,10 @@
 //
 //  1. layer 1: the umbrella chart `kof` with the user's values, the `kof` namespace object as its lookup fixture
 //     → Flux HelmRepositories, HelmCharts and HelmReleases;
-//  2. every HelmRelease whose HelmChart names a local KOF chart (`<ChartsDir>/<chart>` exists) is rendered with the
-//     release's values, name and target namespace → the management cluster's objects (ServiceTemplates,
-//     MultiClusterServices, the kof-operator Deployment, PrometheusRules, ...);
+//  2. every HelmRelease whose HelmChart names a local KOF chart (`<chart>/Chart.yaml` exists under
+//     Options.ChartsDir, else in Options.Charts) is rendered with the release's values, name and target namespace
+//     → the management cluster's objects (ServiceTemplates, MultiClusterServices, the kof-operator Deployment,
+//     PrometheusRules, ...);
 //  3. the KOF operator's outputs are computed by calling the operator's own pure packages (operator/discovery,
 //     operator/endpoints, operator/names, operator/rules, operator/config): regional and child ConfigMaps, VMUser
 //     credential Secrets (offline placeholders), vmrules ConfigMaps. Options.ManagementObjects replaces this step

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"runtime"
 
@@ -33,10 +34,13 @@ const (
 	RoleNone = "-"
 )
 
-// Options describes one fleet render. ChartsDir is required; everything else is optional.
+// Options describes one fleet render. ChartsDir or Charts is required; everything else is optional.
 type Options struct {
 	// ChartsDir holds the KOF charts: `<ChartsDir>/kof` (the umbrella) and `<ChartsDir>/<component>`.
 	ChartsDir string
+	// Charts holds the KOF charts as folders `kof/`, `<component>/` of a file system (such as the embedded
+	// kof.dev/kof/charts.FS()); used when ChartsDir is empty.
+	Charts fs.FS
 	// ValuesFiles are the user's umbrella values files, applied in order as `helm -f`.
 	ValuesFiles []string
 	// Values are applied after ValuesFiles (deep merge).
@@ -220,8 +224,8 @@ func (f *Fleet) Failed() bool {
 // It returns an error, and no Fleet, when the umbrella or a management-cluster chart fails to render or the inputs
 // cannot be read; failures that concern one cluster are recorded on that Cluster instead.
 func Render(ctx context.Context, opts Options) (*Fleet, error) {
-	if opts.ChartsDir == "" {
-		return nil, errors.New("fleet: ChartsDir is required; set it to the directory holding the KOF charts")
+	if opts.ChartsDir == "" && opts.Charts == nil {
+		return nil, errors.New("fleet: Options.ChartsDir or Options.Charts is required; set one to the KOF charts")
 	}
 	if opts.ReleaseName == "" {
 		opts.ReleaseName = DefaultReleaseName

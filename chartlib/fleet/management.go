@@ -3,8 +3,9 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"sync"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -27,17 +28,27 @@ type management struct {
 
 // chartCache loads each local chart once; loaded charts are never modified by rendering, so they are shared.
 type chartCache struct {
-	dir    string
+	fsys   fs.FS
+	where  string
 	mu     sync.Mutex
 	loaded map[string]*chart.Chart
 }
 
-// local reports whether name is a KOF chart under the charts directory.
+// newChartCache returns the cache of the charts of opts: the folder ChartsDir, else the file system Charts.
+func newChartCache(opts Options) *chartCache {
+	c := &chartCache{fsys: opts.Charts, where: "the given charts", loaded: map[string]*chart.Chart{}}
+	if opts.ChartsDir != "" {
+		c.fsys, c.where = os.DirFS(opts.ChartsDir), opts.ChartsDir
+	}
+	return c
+}
+
+// local reports whether name is a KOF chart of the cache.
 func (c *chartCache) local(name string) bool {
-	if name == "" || filepath.Base(name) != name {
+	if name == "" || path.Base(name) != name || !fs.ValidPath(name) {
 		return false
 	}
-	_, err := os.Stat(filepath.Join(c.dir, name, "Chart.yaml"))
+	_, err := fs.Stat(c.fsys, path.Join(name, "Chart.yaml"))
 	return err == nil
 }
 
@@ -48,9 +59,9 @@ func (c *chartCache) get(name string) (*chart.Chart, error) {
 	if ch, ok := c.loaded[name]; ok {
 		return ch, nil
 	}
-	ch, err := render.Load(filepath.Join(c.dir, name))
+	ch, err := render.LoadFS(c.fsys, name)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", c.where, err)
 	}
 	c.loaded[name] = ch
 	return ch, nil
@@ -59,7 +70,7 @@ func (c *chartCache) get(name string) (*chart.Chart, error) {
 // renderManagement renders the umbrella (layer 1) and every HelmRelease whose chart is local. Any failure is
 // returned: a management cluster that cannot be rendered leaves nothing to show.
 func renderManagement(ctx context.Context, opts Options, in *inputs) (*management, error) {
-	m := &management{charts: &chartCache{dir: opts.ChartsDir, loaded: map[string]*chart.Chart{}}}
+	m := &management{charts: newChartCache(opts)}
 	if opts.NamespaceObject != nil {
 		m.fixtures = append(m.fixtures, opts.NamespaceObject)
 	}
@@ -73,7 +84,7 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 		ReleaseName: opts.ReleaseName, Namespace: opts.Namespace, Lookup: m.fixtures,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("render umbrella %s: %w", filepath.Join(opts.ChartsDir, UmbrellaChart), err)
+		return nil, fmt.Errorf("render umbrella %s of %s: %w", UmbrellaChart, m.charts.where, err)
 	}
 	m.umbrella = set
 	m.objects = set.Objects()

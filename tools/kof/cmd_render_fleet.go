@@ -9,6 +9,7 @@ import (
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/chartlib/sveltos"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/charts"
 )
 
 // renderFleetFlags are the flags of `kof render` (the fleet render).
@@ -50,7 +51,7 @@ func addRenderFleet(cmd *cobra.Command, s streams) {
 		"live management cluster; replaces the offline computation (repeatable)")
 	fl.StringVar(&f.out, "out", "", "directory to write <cluster>/<service>/ files into (none: summary only)")
 	fl.StringVar(&f.mode, "mode", string(sveltos.DoublePass), "layer-2 evaluation: double-pass (Sveltos <= 1.15) or single-pass")
-	fl.StringVar(&f.charts, "charts", "charts", "directory holding the KOF charts")
+	fl.StringVar(&f.charts, "charts", "", "directory holding the KOF charts (default: the charts built into kof)")
 	fl.StringVarP(&f.namespace, "namespace", "n", fleet.DefaultNamespace, "umbrella release namespace")
 	fl.StringVar(&f.release, "release", fleet.DefaultReleaseName, "umbrella release name")
 	fl.IntVar(&f.workers, "workers", 0, "clusters rendered at once (0: one per CPU)")
@@ -67,7 +68,7 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 		return failed(err)
 	}
 	opts := fleet.Options{
-		ChartsDir: f.charts, ValuesFiles: f.values, Clusters: clusters, Mode: mode,
+		ChartsDir: f.charts, Charts: charts.FS(), ValuesFiles: f.values, Clusters: clusters, Mode: mode,
 		ReleaseName: f.release, Namespace: f.namespace, Workers: f.workers,
 	}
 	if f.namespaceObject != "" {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // scenarioDir is where the scenario inputs live.
@@ -125,4 +128,72 @@ func TestRenderFleetClustersWithoutKCMObjects(t *testing.T) {
 		t.Fatalf("exit %d, want %d: lookups of KCM kinds without fixtures answer empty lists\n%s%s",
 			code, exitClean, stdout, stderr)
 	}
+}
+
+// TestRenderFleetEmbeddedCharts renders scenario 01 from an empty folder with the charts built into kof and checks
+// that every file equals the render of the repository's charts folder; --charts still overrides the embedded charts.
+func TestRenderFleetEmbeddedCharts(t *testing.T) {
+	src, err := filepath.Abs(filepath.Join(scenarioDir, "01-regional-child"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartsDir, err := filepath.Abs("../../charts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clusters := filepath.Join(filepath.Dir(src), "clusters-standard.yaml")
+	fromDir := t.TempDir()
+	if code, stdout, stderr := kof(t, "render", "--charts", chartsDir, "-f", filepath.Join(src, "values.yaml"),
+		"--clusters", clusters, "--out", fromDir); code != exitClean {
+		t.Fatalf("render with --charts: exit %d\n%s%s", code, stdout, stderr)
+	}
+	work := t.TempDir()
+	for name, from := range map[string]string{"v.yaml": filepath.Join(src, "values.yaml"), "c.yaml": clusters} {
+		data, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(work)
+	code, stdout, stderr := kof(t, "render", "-f", "v.yaml", "--clusters", "c.yaml", "--out", "out")
+	if code != exitClean {
+		t.Fatalf("render with the embedded charts: exit %d\n%s%s", code, stdout, stderr)
+	}
+	want, got := tree(t, fromDir), tree(t, filepath.Join(work, "out"))
+	if len(got) < 20 {
+		t.Fatalf("embedded render wrote %d files; want the whole fleet", len(got))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("embedded charts render differently from %s (-folder +embedded):\n%s", chartsDir, diff)
+	}
+	empty := t.TempDir()
+	if code, _, stderr := kof(t, "render", "--charts", empty, "-f", "v.yaml", "--clusters", "c.yaml"); code == exitClean ||
+		!strings.Contains(stderr, empty) {
+		t.Errorf("--charts %s (no charts): exit %d, stderr %q; want a failure naming the folder", empty, code, stderr)
+	}
+}
+
+// tree returns every file under root by slash-separated relative path.
+func tree(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
