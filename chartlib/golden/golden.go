@@ -1,10 +1,16 @@
-// Package golden compares test output with golden files and offers semantic assertions on rendered objects, so
-// that a regenerated golden file cannot hide a regression unnoticed.
+// Package golden keeps the golden files of a test package with each distinct rendered document stored once, and
+// offers semantic assertions on rendered objects, so that a regenerated golden file cannot hide a regression
+// unnoticed.
 //
-// Golden files: Assert compares bytes with a file; run the tests with `-update` (`go test ./pkg -update`) to
-// rewrite the files from the current output instead, then review the diff in version control. On a mismatch the
-// test fails with a go-cmp line diff (-golden +got). The `-update` flag is registered by this package in every test
-// binary that imports it.
+// Golden files: Assert compares bytes with one file (`-update` rewrites it). For rendered charts and fleets, a
+// package's tests Add what they render to a Tree (`kof-storage/00-defaults.yaml`, a scenario's
+// `01-regional-child/regional-1/kof-storage/manifest.yaml`); its TestMain returns Tree.Run, which compares the
+// collected files with the store folder after the tests and prints each differing stored file once, as a go-cmp
+// line diff (-stored +rendered). The store (store.go) holds one index per case and one file per document identity
+// (an object's chart, kind, namespace and name): the most used variant in full, the others as line changes to it, so
+// a template change shared by every copy of an object is one change in review. Run the tests with `-update`
+// (`go test ./pkg -update`) to rewrite the store, then review the diff in version control. The `-update` flag is
+// registered by this package in every test binary that imports it.
 //
 // Semantic assertions: Field reads a value from an object by a field path such as
 // `spec.template.spec.containers[0].env[1].value` or `metadata.labels["app.kubernetes.io/name"]`; ExpectField,
@@ -26,7 +32,7 @@ import (
 
 // update is the `-update` test flag. A flag must be a package-level variable to be registered before
 // testing.Init parses the command line; nothing writes it but the flag package.
-var update = flag.Bool("update", false, "rewrite golden files from the current output")
+var update = flag.Bool("update", false, "rewrite the golden store from the current output")
 
 // Assert compares got with the golden file at path. With -update it writes got to path (creating directories)
 // instead. A missing golden file fails the test with a hint to run with -update. Line endings are compared as is.
@@ -39,7 +45,6 @@ func Assert(t testing.TB, path string, got []byte) {
 		}
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatalf("golden: write %s: %v", path, err)
-			return
 		}
 		return
 	}

@@ -3,11 +3,9 @@ package scenarios
 import (
 	"bytes"
 	"context"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -16,11 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/golden"
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/validate"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden trees under testdata/golden with the current output")
 
 // chartsDir is the repository's charts directory.
 var chartsDir = filepath.Join("..", "..", "charts")
@@ -93,8 +90,15 @@ func mustRender(t testing.TB, name string) *fleet.Fleet {
 	return f
 }
 
-// checkGoldenTree writes f as `kof render` does (plus summary.txt) and compares the tree with
-// testdata/golden/<name>; with -update it replaces the golden tree instead.
+// goldens collects the `kof render` tree of every scenario; TestMain compares them with the store under
+// testdata/golden once all tests ran (chartlib/golden: each distinct object stored once; `-update` rewrites it).
+var goldens = golden.NewTree(filepath.Join("testdata", "golden"))
+
+// TestMain runs the tests, then checks the golden store.
+func TestMain(m *testing.M) { os.Exit(goldens.Run(m, nil)) }
+
+// checkGoldenTree writes f as `kof render` does (plus summary.txt) and records every file as the golden file
+// `<name>/<path>`, compared with the store after the tests.
 func checkGoldenTree(t *testing.T, name string, f *fleet.Fleet) {
 	t.Helper()
 	got := t.TempDir()
@@ -108,31 +112,12 @@ func checkGoldenTree(t *testing.T, name string, f *fleet.Fleet) {
 	if err := os.WriteFile(filepath.Join(got, "summary.txt"), summary.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.RemoveAll(golden); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.CopyFS(golden, os.DirFS(got)); err != nil {
-			t.Fatalf("write golden %s: %v", golden, err)
-		}
-		return
+	files := readTree(t, got)
+	if len(files) == 0 {
+		t.Fatalf("scenario %s: kof render wrote no files", name)
 	}
-	want, gotFiles := readTree(t, golden), readTree(t, got)
-	if len(want) == 0 {
-		t.Fatalf("no golden tree %s (run with -update to create it)", golden)
-	}
-	for _, p := range union(want, gotFiles) {
-		w, inWant := want[p]
-		g, inGot := gotFiles[p]
-		switch {
-		case !inWant:
-			t.Errorf("%s: rendered but not in the golden tree", p)
-		case !inGot:
-			t.Errorf("%s: in the golden tree but not rendered", p)
-		case w != g:
-			t.Errorf("%s differs from the golden tree (-golden +rendered):\n%s", p, cmp.Diff(w, g))
-		}
+	for p, content := range files {
+		goldens.Add(name+"/"+p, []byte(content))
 	}
 }
 
@@ -161,22 +146,6 @@ func readTree(t testing.TB, root string) map[string]string {
 	if err != nil {
 		t.Fatalf("read tree %s: %v", root, err)
 	}
-	return out
-}
-
-// union returns the sorted keys of a and b.
-func union(a, b map[string]string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, m := range []map[string]string{a, b} {
-		for k := range m {
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, k)
-			}
-		}
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -1,14 +1,22 @@
 package mgmt
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
 	"kof.dev/kof/chartlib/golden"
 )
 
-// checkGolden compares got with testdata/golden/<name> through chartlib/golden (`-update` rewrites the file).
+// goldens collects every golden file of the package's tests; TestMain compares them with the store under
+// testdata/golden once all tests ran (chartlib/golden: each distinct object stored once; `-update` rewrites it).
+var goldens = golden.NewTree(filepath.Join("testdata", "golden"))
+
+// TestMain runs the tests, then checks the golden store.
+func TestMain(m *testing.M) { os.Exit(goldens.Run(m, nil)) }
+
+// checkGolden records got as the golden file name (`<chart>/<case>.yaml`), compared with the store after the tests.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	golden.Assert(t, filepath.Join("testdata", "golden", name), got)
+	goldens.Add(name, got)
 }

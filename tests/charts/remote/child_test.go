@@ -80,7 +80,7 @@ func TestChildStandardCluster(t *testing.T) {
 	}
 	checkLayer2Texts(t, mcs, cluster, objects)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/child-standard.yaml", golden)
+	checkGoldenFiles(t, "layer2/child-standard", golden)
 
 	collectors := rendered["kof-collectors"]
 	base := names.ChildVMUserBase(kcmNamespace, "child-1")
@@ -170,7 +170,7 @@ func TestChildIstio(t *testing.T) {
 	results := mustInstantiate(t, istio, cluster, objects)
 	checkLayer2Texts(t, istio, cluster, objects)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/child-istio.yaml", golden)
+	checkGoldenFiles(t, "layer2/child-istio", golden)
 	collectors := rendered["kof-collectors"]
 	wantTolerations := []any{map[string]any{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"}}
 	if diff := cmp.Diff(wantTolerations, field(t, collectors.values, "collectors", "node", "tolerations")); diff != "" {
@@ -214,7 +214,7 @@ func TestChildM2M(t *testing.T) {
 	}
 	checkLayer2Texts(t, mcs, mgmt, nil)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/child-m2m.yaml", golden)
+	checkGoldenFiles(t, "layer2/child-m2m", golden)
 	storage := rendered["kof-storage"].objects
 	if got := objNames(storage, "VMCluster"); len(got) > 0 {
 		t.Errorf("M2M storage renders VMCluster %v; the management cluster's own stores metrics", got)
@@ -269,7 +269,7 @@ func TestChildM2R(t *testing.T) {
 	}
 	checkLayer2Texts(t, mcs, mgmt, objects)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/child-m2r.yaml", golden)
+	checkGoldenFiles(t, "layer2/child-m2r", golden)
 	collectors := rendered["kof-collectors"]
 	mustGet(t, collectors.objects, "Secret", namespace, names.VMUserSecret(base))
 	for _, col := range collectorSpecs(t, collectors.objects) {

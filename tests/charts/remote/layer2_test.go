@@ -230,18 +230,21 @@ func serviceNames(results []serviceResult) []string {
 }
 
 // layer2Golden renders each KOF service (kof-storage, kof-collectors) of results with its instantiated values and
-// returns the golden text: per service, the values then the rendered objects, each object validated.
-func layer2Golden(t testing.TB, results []serviceResult) ([]byte, map[string]*renderedService) {
+// returns the golden files of the instantiation, `services.txt` (each service and its ServiceTemplate, in order),
+// `<service>/values.yaml` for every service and `<service>/manifest.yaml` for the rendered ones, with the rendered
+// services by name. kof-operators is only checked to accept its values.
+func layer2Golden(t testing.TB, results []serviceResult) (map[string][]byte, map[string]*renderedService) {
 	t.Helper()
-	var out []byte
+	files := map[string][]byte{}
+	var services []byte
 	rendered := map[string]*renderedService{}
 	for _, r := range results {
 		vals, err := yaml.Marshal(r.result.Values)
 		if err != nil {
 			t.Fatalf("marshal values of %s: %v", r.service.Name, err)
 		}
-		out = append(out, []byte("# service "+r.service.Name+" ("+r.service.Template+") values\n")...)
-		out = append(out, vals...)
+		services = append(services, []byte(r.service.Name+" "+r.service.Template+"\n")...)
+		files[r.service.Name+"/values.yaml"] = vals
 		if r.service.Name == "kof-operators" {
 			// Another team's chart: only check that it accepts the values (schema) and renders.
 			checkValid(t, "kof-operators (layer 2)", renderChart(t, renderSpec{chart: "kof-operators", values: r.result.Values}))
@@ -253,10 +256,10 @@ func layer2Golden(t testing.TB, results []serviceResult) ([]byte, map[string]*re
 		res := renderChart(t, renderSpec{chart: r.service.Name, values: r.result.Values})
 		checkValid(t, r.service.Name+" (layer 2)", res)
 		rendered[r.service.Name] = &renderedService{values: r.result.Values, objects: res}
-		out = append(out, []byte("# service "+r.service.Name+" objects\n")...)
-		out = append(out, manifestYAML(t, res)...)
+		files[r.service.Name+"/manifest.yaml"] = manifestYAML(t, res)
 	}
-	return out, rendered
+	files["services.txt"] = services
+	return files, rendered
 }
 
 // renderedService is a KOF chart rendered on a remote cluster with its layer-2 values.

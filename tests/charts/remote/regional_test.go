@@ -95,7 +95,7 @@ func TestRegionalStandardCluster(t *testing.T) {
 	}
 	checkLayer2Texts(t, mcs, cluster, objects)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/regional-standard.yaml", golden)
+	checkGoldenFiles(t, "layer2/regional-standard", golden)
 
 	storage := rendered["kof-storage"]
 	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
@@ -184,7 +184,7 @@ func TestRegionalIstio(t *testing.T) {
 	}
 	checkLayer2Texts(t, istio, cluster, cds)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/regional-istio.yaml", golden)
+	checkGoldenFiles(t, "layer2/regional-istio", golden)
 	storage := rendered["kof-storage"].objects
 	mustGet(t, storage, "Service", namespace, "regional-istio-vmauth")
 	for _, kind := range []string{"HTTPRoute", "Gateway", "Ingress", "ClusterIssuer"} {
@@ -228,7 +228,7 @@ func TestRegionalRegionless(t *testing.T) {
 	}
 	checkLayer2Texts(t, mcs, mgmt, objects)
 	golden, rendered := layer2Golden(t, results)
-	checkGolden(t, "layer2/regional-regionless.yaml", golden)
+	checkGoldenFiles(t, "layer2/regional-regionless", golden)
 	storage := rendered["kof-storage"]
 	if got := str(t, storage.values, "clusterName"); got != "mothership" {
 		t.Errorf("clusterName = %q, want mothership", got)
