@@ -15,19 +15,32 @@ import (
 var remoteCharts = []string{"kof-storage", "kof-collectors", "kof-regional", "kof-child"}
 
 // TestChartGoldens renders every chart with its defaults and with each ci/ file, compares the objects with the
-// goldens and checks the invariants every render must keep.
+// goldens, checks the invariants every render must keep and runs the case's semantic assertions.
 func TestChartGoldens(t *testing.T) {
+	seen := map[string]bool{}
 	for _, chart := range remoteCharts {
 		cases := map[string][]string{"00-defaults": nil}
 		for _, f := range ciFiles(t, chart) {
 			cases[caseName(f)] = []string{f}
 		}
 		for name, files := range cases {
-			t.Run(chart+"/"+name, func(t *testing.T) {
+			key := chart + "/" + name
+			seen[key] = true
+			t.Run(key, func(t *testing.T) {
 				res := renderChart(t, renderSpec{chart: chart, files: files})
-				checkGolden(t, chart+"/"+name+".yaml", manifestYAML(t, res))
+				checkGolden(t, key+".yaml", manifestYAML(t, res))
 				checkInvariants(t, res)
+				check, ok := semantic[key]
+				if !ok {
+					t.Fatalf("no semantic assertions for %s: add them to the semantic table", key)
+				}
+				check(t, res)
 			})
+		}
+	}
+	for key := range semantic {
+		if !seen[key] {
+			t.Errorf("semantic assertions for %s but no such chart or ci file", key)
 		}
 	}
 }

@@ -70,11 +70,10 @@ func TestCollectorsConfigsAreComplete(t *testing.T) {
 	}
 }
 
-// TestCollectorsCloudWatch checks ci/01-cloudwatch (scenario 10): null removes the KOF metrics, logs and traces
+// checkCollectorsCloudWatch checks ci/01-cloudwatch (scenario 10): null removes the KOF metrics, logs and traces
 // exporters and their references, awscloudwatchlogs is added, AWS credentials are only secretKeyRefs, and
 // kcm.monitoring adds a ServiceMonitor, a PodMonitor and a target allocator.
-func TestCollectorsCloudWatch(t *testing.T) {
-	res := collectorsCase(t, "01-cloudwatch-values.yaml")
+func checkCollectorsCloudWatch(t *testing.T, res *render.Result) {
 	for _, col := range collectorSpecs(t, res) {
 		exporters, _, _ := unstructured.NestedMap(col.Object, "spec", "config", "exporters")
 		for _, gone := range []string{"prometheusremotewrite", "otlphttp/logs", "otlphttp/traces"} {
@@ -110,10 +109,10 @@ func TestCollectorsCloudWatch(t *testing.T) {
 	}
 }
 
-// TestCollectorsChild checks ci/02-child: every KOF exporter writes to the regional endpoint (otlphttp ones through
-// the full-URL logs_endpoint / traces_endpoint fields) with basic auth and skips TLS verification, the credentials Secret is rendered and each env name appears once (PKI_PATH replaced).
-func TestCollectorsChild(t *testing.T) {
-	res := collectorsCase(t, "02-child-values.yaml")
+// checkCollectorsChild checks ci/02-child: every KOF exporter writes to the regional endpoint (otlphttp ones
+// through the full-URL logs_endpoint / traces_endpoint fields) with basic auth and skips TLS verification, the
+// credentials Secret is rendered and each env name appears once (PKI_PATH replaced).
+func checkCollectorsChild(t *testing.T, res *render.Result) {
 	mustGet(t, res, "Secret", namespace, "kof-vmuser-creds-child-1-0123456789")
 	node := mustGet(t, res, "OpenTelemetryCollector", namespace, "kof-collectors-node")
 	for name, want := range map[string]string{

@@ -10,12 +10,6 @@ import (
 	"kof.dev/kof/chartlib/render"
 )
 
-// storageCase renders kof-storage with one ci file.
-func storageCase(t *testing.T, file string) *render.Result {
-	t.Helper()
-	return renderChart(t, renderSpec{chart: "kof-storage", files: []string{chartDir("kof-storage") + "/ci/" + file}})
-}
-
 // absent fails the test for every object of the kinds that res renders.
 func absent(t *testing.T, res *render.Result, kinds ...string) {
 	t.Helper()
@@ -26,10 +20,9 @@ func absent(t *testing.T, res *render.Result, kinds ...string) {
 	}
 }
 
-// TestStorageDefaults checks the default storage: the four storage CRs, VMAuth, the VMUser routes of docs/contract.md
-// (each dropping the first path part) and no public endpoint without a domain.
-func TestStorageDefaults(t *testing.T) {
-	res := renderChart(t, renderSpec{chart: "kof-storage"})
+// checkStorageDefaults checks the default storage: the four storage CRs, VMAuth, the VMUser routes of
+// docs/contract.md (each dropping the first path part) and no public endpoint without a domain.
+func checkStorageDefaults(t *testing.T, res *render.Result) {
 	mustGet(t, res, "VMCluster", namespace, "cluster")
 	mustGet(t, res, "VMAuth", namespace, "cluster")
 	alert := mustGet(t, res, "VMAlert", namespace, "cluster")
@@ -67,9 +60,8 @@ func TestStorageDefaults(t *testing.T) {
 	}
 }
 
-// TestStorageIstio checks ci/01-istio: the in-mesh Service and no Gateway, HTTPRoute, Ingress or ClusterIssuer.
-func TestStorageIstio(t *testing.T) {
-	res := storageCase(t, "01-istio-values.yaml")
+// checkStorageIstio checks ci/01-istio: the in-mesh Service and no Gateway, HTTPRoute, Ingress or ClusterIssuer.
+func checkStorageIstio(t *testing.T, res *render.Result) {
 	svc := mustGet(t, res, "Service", namespace, "regional-istio-vmauth")
 	if got := field(t, svc.Object, "spec", "ports"); len(got.([]any)) != 1 || got.([]any)[0].(map[string]any)["port"] != int64(8427) {
 		t.Errorf("Service ports = %v, want 8427", got)
@@ -77,10 +69,9 @@ func TestStorageIstio(t *testing.T) {
 	absent(t, res, "HTTPRoute", "Gateway", "Ingress", "ClusterIssuer")
 }
 
-// TestStorageIngressSelfSigned checks ci/02-ingress-selfsigned: an Ingress for vmauth.<domain>, a self-signed
+// checkStorageIngressSelfSigned checks ci/02-ingress-selfsigned: an Ingress for vmauth.<domain>, a self-signed
 // ClusterIssuer and the storage class on every volume claim.
-func TestStorageIngressSelfSigned(t *testing.T) {
-	res := storageCase(t, "02-ingress-selfsigned-values.yaml")
+func checkStorageIngressSelfSigned(t *testing.T, res *render.Result) {
 	ing := mustGet(t, res, "Ingress", namespace, "vmauth")
 	if got := str(t, ing.Object, "metadata", "annotations", "cert-manager.io/cluster-issuer"); got != "kof-issuer" {
 		t.Errorf("Ingress issuer = %q", got)
@@ -107,10 +98,9 @@ func TestStorageIngressSelfSigned(t *testing.T) {
 	}
 }
 
-// TestStorageM2M checks ci/03-m2m: no VictoriaMetrics objects, a PromxyServerGroup on the given target and one
+// checkStorageM2M checks ci/03-m2m: no VictoriaMetrics objects, a PromxyServerGroup on the given target and one
 // VMStorageConnection per signal pointing the management cluster's multilevel clusters at the local storage.
-func TestStorageM2M(t *testing.T) {
-	res := storageCase(t, "03-m2m-values.yaml")
+func checkStorageM2M(t *testing.T, res *render.Result) {
 	absent(t, res, "VMCluster", "VMAuth", "VMAlert", "VMUser", "VMRule", "Secret", "ClusterIssuer", "HTTPRoute", "Gateway")
 	psg := mustGet(t, res, "PromxyServerGroup", namespace, "promxy-server-group-mothership")
 	if got := field(t, psg.Object, "spec", "targets"); !cmp.Equal(got, []any{"vmselect-cluster.kof.svc:8481"}) {
@@ -133,10 +123,10 @@ func TestStorageM2M(t *testing.T) {
 	}
 }
 
-// TestStorageRegistryCredentials checks ci/04-registry-credentials: the handed-over credentials in a Secret the
-// VMUser references, one VMRule per group and no audit logs cluster (scenario 13).
-func TestStorageRegistryCredentials(t *testing.T) {
-	res := storageCase(t, "04-registry-credentials-values.yaml")
+// checkStorageRegistryCredentials checks ci/04-registry-credentials: the handed-over credentials in a Secret the
+// VMUser references, one VMRule per group, no audit logs cluster (scenario 13) and every image from the registry.
+func checkStorageRegistryCredentials(t *testing.T, res *render.Result) {
+	checkImagesFrom(t, res, "registry.example.com")
 	const base = "admin-regional-1-0123456789"
 	user := mustGet(t, res, "VMUser", namespace, "kof-vmuser-"+base)
 	if got := str(t, user.Object, "spec", "passwordRef", "name"); got != "kof-vmuser-creds-"+base {
