@@ -5,6 +5,7 @@
 #   3. values JSON schemas, in schemas/ and each chart's values.schema.json (kof schema generate)
 #   4. chart READMEs from README.md.gotmpl and the `# --` comments (helm-docs)
 #   5. install bundles dist/install-crds.yaml and dist/install.yaml (kof bundle, kustomize API)
+#   6. the collector distribution's builder manifest ci/otelcol/manifest.yaml (kof collector manifest)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -20,3 +21,5 @@ step "chart READMEs"
 "$ROOT/bin/helm-docs" --chart-search-root charts --template-files README.md.gotmpl --log-level warning
 step "install bundles"
 go run ./tools/kof bundle --config operator/config --out dist
+step "collector distribution manifest"
+go run ./tools/kof collector manifest --out ci/otelcol/manifest.yaml
