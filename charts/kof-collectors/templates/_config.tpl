@@ -12,8 +12,9 @@ otlphttp/traces: [traces, traces_endpoint]
 
 {{/*
 kof-collectors.computedConfig: the parts of the collector config the chart computes from values: the endpoint,
-basic auth and TLS of every KOF exporter still present in defaultCRConfig.config.exporters, the basic auth extension
-and the cluster-name processor. Input: the root context. Output: YAML of a partial collector config.
+basic auth and TLS of every KOF exporter still present in defaultCRConfig.config.exporters, the `cluster` label
+of every metric (prometheusremotewrite external_labels; the label KOF's alert and record rules group by), the basic
+auth extension and the cluster-name processor. Input: the root context. Output: YAML of a partial collector config.
 */}}
 {{- define "kof-collectors.computedConfig" -}}
 {{- $v := .Values -}}
@@ -25,6 +26,9 @@ and the cluster-name processor. Input: the root context. Output: YAML of a parti
 {{- $e := dict (index $target 1) (index $v.kof (index $target 0) "endpoint") "tls" (dict "insecure_skip_verify" $v.tls.insecureSkipVerify) -}}
 {{- if $v.kof.basicAuth -}}
 {{- $_ := set $e "auth" (dict "authenticator" "basicauth/kof") -}}
+{{- end -}}
+{{- if and (eq $name "prometheusremotewrite") $stack.clusterName -}}
+{{- $_ := set $e "external_labels" (dict "cluster" $stack.clusterName) -}}
 {{- end -}}
 {{- $_ := set $exporters $name $e -}}
 {{- end -}}
