@@ -53,41 +53,9 @@ func Password() (string, error) {
 	return string(b), nil
 }
 
-// route is one VMUser route: the path regexp, where it goes, and the tenant filter (query arg name and value format).
-type route struct {
-	path, url, arg, format string
-}
-
-// routes lists the eight routes in the order of docs/contract.md, "VMUser routes".
-func routes(u config.StorageURLs) []route {
-	return []route{
-		{"/vm/insert/.*", u.VMInsert, "extra_label", "tenant=%s"},
-		{"/vm/select/.*", u.VMSelect, "extra_filters", `{tenant="%s"}`},
-		{"/vli/.*", u.VLInsert, "extra_fields", "tenant=%s"},
-		{"/vls/.*", u.VLSelect, "extra_filters", `"tenant":="%s"`},
-		{"/vlai/.*", u.VLAuditInsert, "extra_fields", "tenant=%s"},
-		{"/vlas/.*", u.VLAuditSelect, "extra_filters", `"tenant":="%s"`},
-		{"/vti/.*", u.VTInsert, "extra_fields", "resource_attr:tenant=%s"},
-		{"/vts/.*", u.VTSelect, "extra_filters", `"resource_attr:tenant":="%s"`},
-	}
-}
-
-// TargetRefs returns the eight VMUser routes to the storage URLs u, each dropping the first path part. A non-empty
-// tenant adds its filter to every route as a query arg; "" (regional admin) adds none.
+// TargetRefs returns the eight VMUser routes to the storage URLs u (outputs.TargetRefs).
 func TargetRefs(u config.StorageURLs, tenant string) []vmv1beta1.TargetRef {
-	var out []vmv1beta1.TargetRef
-	for _, r := range routes(u) {
-		t := vmv1beta1.TargetRef{
-			Static:       &vmv1beta1.StaticRef{URL: r.url},
-			Paths:        []string{r.path},
-			URLMapCommon: vmv1beta1.URLMapCommon{DropSrcPathPrefixParts: ptr.To(1)},
-		}
-		if tenant != "" {
-			t.QueryArgs = []vmv1beta1.QueryArg{{Name: r.arg, Values: []string{fmt.Sprintf(r.format, tenant)}}}
-		}
-		out = append(out, t)
-	}
-	return out
+	return outputs.TargetRefs(u, tenant)
 }
 
 // Spec describes one bundle.
@@ -199,15 +167,7 @@ func setOwner(o, owner client.Object) {
 }
 
 func vmUser(s Spec, u config.StorageURLs) *vmv1beta1.VMUser {
-	return &vmv1beta1.VMUser{
-		TypeMeta:   metav1.TypeMeta{APIVersion: vmv1beta1.SchemeGroupVersion.String(), Kind: "VMUser"},
-		ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(s.Base), Namespace: s.Namespace, Labels: Labels()},
-		Spec: vmv1beta1.VMUserSpec{
-			Username:    ptr.To(s.Base),
-			PasswordRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: names.VMUserSecret(s.Base)}, Key: PasswordKey},
-			TargetRefs:  TargetRefs(u, s.Tenant),
-		},
-	}
+	return outputs.VMUser(s.Namespace, s.Base, s.Tenant, u)
 }
 
 // Template resource identifiers of the propagation MCS.

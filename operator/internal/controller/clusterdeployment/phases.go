@@ -169,10 +169,7 @@ func (r *Reconciler) reconcileChild(ctx context.Context, cd *kcmv1.ClusterDeploy
 	if _, err := r.applier().Apply(ctx, ChildConfigMap(cd, ref, regionalCM.Data)); err != nil {
 		return metav1.Condition{}, reconcile.Result{}, err
 	}
-	tenant := cd.Labels[kofv1.TenantLabel]
-	if tenant == "" {
-		tenant = kofv1.DefaultTenant
-	}
+	tenant := outputs.ChildTenant(cd.Labels)
 	spec := bundle.Spec{
 		Base: names.ChildVMUserBase(cd.Namespace, cd.Name), Namespace: cd.Namespace, Tenant: tenant, Owner: cd,
 		Regional:    selectName,
