@@ -37,12 +37,13 @@ func environ(env map[string]string) []string {
 	return out
 }
 
-// onNode returns a copy of body as it reads on a node whose container mounts are folders under root: every string
+// OnNode takes a collector config body, the container's mount paths, its environment and a scratch folder root and
+// returns a copy of body as it reads on a node whose container mounts are folders under root: every string
 // that is a path under one of mounts gets root prefixed, each mount's folder is made, and every file a `*_file` key
 // names under a mount (after `${env:...}` expansion with env) is made empty, standing in for the node's file (the
 // collector checks such files exist at start; their content is the node's, not the render's). Nothing outside
 // root is touched.
-func onNode(body map[string]any, mounts []string, env map[string]string, root string) (map[string]any, error) {
+func OnNode(body map[string]any, mounts []string, env map[string]string, root string) (map[string]any, error) {
 	for _, m := range mounts {
 		if err := os.MkdirAll(filepath.Join(root, m), 0o755); err != nil {
 			return nil, fmt.Errorf("mount %s: %w", m, err)

@@ -93,7 +93,7 @@ type Result struct {
 }
 
 // Validate runs `otelcol validate` on c as the collector container would start on a node: with c.Env as its only
-// environment, c.Mounts as folders of a scratch node (onNode) and a stand-in service account (podCommand). A component whose module is not served at the release (Module.NotServed)
+// environment, c.Mounts as folders of a scratch node (OnNode) and a stand-in service account (podCommand). A component whose module is not served at the release (Module.NotServed)
 // is replaced by a built stand-in of its kind, under a derived name, in its section and every reference, and named
 // in Result.Unverified. Every other component is validated as rendered: an unknown type, a bad field or a broken
 // pipeline reference is an error naming c.Source and carrying the collector's message.
@@ -107,7 +107,7 @@ func (v *Validator) Validate(ctx context.Context, c Config) (Result, error) {
 		return Result{}, fmt.Errorf("%s: %w", c.Source, err)
 	}
 	defer os.RemoveAll(dir)
-	body, err = onNode(body, c.Mounts, c.Env, filepath.Join(dir, "node"))
+	body, err = OnNode(body, c.Mounts, c.Env, filepath.Join(dir, "node"))
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", c.Source, err)
 	}
