@@ -38,6 +38,27 @@ func parse(t *testing.T, text string) map[string]any {
 	return m
 }
 
+func TestOnNodeMovesMountedPathsAndMakesNamedFiles(t *testing.T) {
+	root := t.TempDir()
+	body := parse(t, `receivers:
+  filelog: {include: [/var/log/pods/*/*/*.log, /elsewhere/x.log]}
+  prometheus: {config: {scrape_configs: [{tls_config: {ca_file: "/hostfs/${env:PKI_PATH}/ca.crt"}}]}}`)
+	got, err := OnNode(body, []string{"/hostfs", "/var/log/pods"}, map[string]string{"PKI_PATH": "var/lib/k0s"}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := got["receivers"].(map[string]any)["filelog"].(map[string]any)["include"].([]any)
+	if inc[0] != root+"/var/log/pods/*/*/*.log" || inc[1] != "/elsewhere/x.log" {
+		t.Errorf("include = %v", inc)
+	}
+	if _, err := os.Stat(filepath.Join(root, "hostfs", "var", "lib", "k0s", "ca.crt")); err != nil {
+		t.Errorf("the named file was not made: %v", err)
+	}
+	if body["receivers"].(map[string]any)["filelog"].(map[string]any)["include"].([]any)[0] != "/var/log/pods/*/*/*.log" {
+		t.Errorf("OnNode modified its input")
+	}
+}
+
 func TestUsedCollectsTypesPerKind(t *testing.T) {
 	u, err := Used([]Config{
 		{Source: "a", Body: parse(t, "receivers: {otlp: {}, filelog/audit: {}}\nexporters: {otlphttp/logs: {}, otlphttp/traces: {}}")},
@@ -153,11 +174,14 @@ func TestChartCasesValidate(t *testing.T) {
 		t.Fatalf("%d chart cases, want the defaults and at least 3 ci/ files", len(cases))
 	}
 	n := 0
+	var all []Config
+	unverified := map[string]bool{}
 	for _, c := range cases {
 		cfgs, err := FromObjects(c.Name(), c.Objects)
 		if err != nil {
 			t.Fatal(err)
 		}
+		all = append(all, cfgs...)
 		for _, cfg := range cfgs {
 			res, err := v.Validate(context.Background(), cfg)
 			if err != nil {
@@ -167,8 +191,26 @@ func TestChartCasesValidate(t *testing.T) {
 			n++
 			for _, u := range res.Unverified {
 				t.Logf("UNVERIFIED %s: %s (its module is not served at %s)", cfg.Source, u, v.Release)
+				unverified[Kind(u[:strings.Index(u, "/")]).id(TypeOf(u[strings.Index(u, "/")+1:]))] = true
 			}
 		}
+	}
+	used, err := Used(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mods, err := Resolve(used)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, m := range mods {
+		if !m.ServedAt(v.Release) {
+			want[m.ID()] = true
+		}
+	}
+	if diff := cmp.Diff(want, unverified); diff != "" {
+		t.Errorf("unverified component types differ from the not-served modules the configs use (-want +got):\n%s", diff)
 	}
 	t.Logf("%d collector configs of %d chart cases validated by otelcol %s", n, len(cases), v.Release)
 }
@@ -247,6 +289,8 @@ service:
 		t.Errorf("standIn (-want +got):\n%s", diff)
 	}
 }
+
+func (k Kind) id(typ string) string { return string(k) + "/" + typ }
 
 func mustYAML(t *testing.T, v any) string {
 	t.Helper()
