@@ -54,7 +54,9 @@ func runCollector(t *testing.T, r *rendered, cluster string, netw *network, vmau
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(f, nil, 0o644); err != nil {
+		// A first line, already there when the collector starts: the receivers watch only files with content, and
+		// start at their end.
+		if err := os.WriteFile(f, []byte(time.Now().UTC().Format(time.RFC3339Nano)+" stdout F file opened\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -78,6 +80,13 @@ func runCollector(t *testing.T, r *rendered, cluster string, netw *network, vmau
 	eventually(t, 30*time.Second, "the collector serves its own metrics", func(ctx context.Context) (bool, string) {
 		_, code, err := get(ctx, "http://"+run.telemetry+"/metrics")
 		return err == nil && code == 200, fmt.Sprintf("code %d, err %v", code, err)
+	})
+	// The file log receivers start at the end of each file (start_at: end, as rendered): a line is read only once
+	// the receiver watches the file, which it reports in its log.
+	eventually(t, 30*time.Second, "the file log receivers watch their files", func(context.Context) (bool, string) {
+		data, err := os.ReadFile(run.p.log)
+		n := strings.Count(string(data), "Started watching file")
+		return err == nil && n >= 2, fmt.Sprintf("%d files watched, err %v", n, err)
 	})
 	return run
 }
