@@ -51,6 +51,8 @@ const (
 	ChildConfigPropagationPrefix = "kof-child-config-propagation-"
 	// VMRulesPropagationPrefix prefixes the MCS propagating vmrules ConfigMaps to a KCM region.
 	VMRulesPropagationPrefix = "kof-vm-rules-propagation-"
+	// IstioVMAuthSuffix ends the in-mesh Service of a regional cluster's VMAuth, `<cluster>-vmauth`.
+	IstioVMAuthSuffix = "-vmauth"
 )
 
 // StorageKind is a kind of VictoriaMetrics storage a VMStorageConnection points at.
@@ -134,6 +136,22 @@ func composed(prefix, name string) string {
 	}
 	return hashed(prefix, name, prefix+name, MaxNameLength)
 }
+
+// suffixed returns name+suffix when that is a valid DNS label; otherwise the readable part of name, cut so that the
+// whole stays within 63 characters, the hash of name+suffix, then suffix: `<readable>-<h><suffix>` (`<h><suffix>`
+// when nothing of name is readable). Distinct inputs keep distinct names, and the suffix is kept.
+func suffixed(name, suffix string) string {
+	if full := name + suffix; IsDNSLabel(full) {
+		return full
+	}
+	return hashed("", name, name+suffix, MaxNameLength-len(suffix)) + suffix
+}
+
+// IstioVMAuthService returns the name of the in-mesh Service of a regional cluster's VMAuth: `<cluster>-vmauth`,
+// shortened by the suffixed rule when that is not a valid DNS label (a cluster name over 56 characters keeps its
+// `-vmauth` suffix and gets a hash, never a cut suffix). kof-storage names the Service with it, and the Istio
+// endpoints `http://<IstioVMAuthService>:8427/...` of docs/contract.md ("Endpoints") use it as their host.
+func IstioVMAuthService(cluster string) string { return suffixed(cluster, IstioVMAuthSuffix) }
 
 // RegionalConfigMap returns the name of the regional ConfigMap of cluster: `kof-<cluster>`.
 func RegionalConfigMap(cluster string) string { return composed(RegionalConfigMapPrefix, cluster) }

@@ -188,3 +188,28 @@ func FuzzNames(f *testing.F) {
 		}
 	})
 }
+
+// TestIstioVMAuthServiceKeepsItsSuffix is the regression test of an Istio regional whose name is over 56 characters:
+// its in-mesh Service name was cut to `…-vm` by the chart while the child MCS and the operator used `…-vmauth`. The
+// one rule keeps short names as they are and gives long ones a hash, always ending in `-vmauth`.
+func TestIstioVMAuthServiceKeepsItsSuffix(t *testing.T) {
+	long := strings.Repeat("r", 57)
+	cases := []struct{ name, in, want string }{
+		{"short", "regional-istio", "regional-istio-vmauth"},
+		{"56 characters", strings.Repeat("a", 56), strings.Repeat("a", 56) + "-vmauth"},
+		{"57 characters", long, strings.Repeat("r", 45) + "-" + Hash(long+"-vmauth") + "-vmauth"},
+		{"dotted", "eu.west.1", "eu-west-1-" + Hash("eu.west.1-vmauth") + "-vmauth"},
+	}
+	for _, c := range cases {
+		got := IstioVMAuthService(c.in)
+		if got != c.want {
+			t.Errorf("%s: IstioVMAuthService(%q) = %q, want %q", c.name, c.in, got, c.want)
+		}
+		if !IsDNSLabel(got) || !strings.HasSuffix(got, IstioVMAuthSuffix) {
+			t.Errorf("%s: %q is not a DNS label ending in %s", c.name, got, IstioVMAuthSuffix)
+		}
+	}
+	if a, b := IstioVMAuthService(long+"a"), IstioVMAuthService(long+"b"); a == b {
+		t.Errorf("two long names share the Service name %q", a)
+	}
+}
