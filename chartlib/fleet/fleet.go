@@ -76,6 +76,9 @@ type Fleet struct {
 	Operator []*unstructured.Unstructured
 	// Clusters are the management cluster first, then every ClusterDeployment by namespace and name.
 	Clusters []*Cluster
+	// inputs are the given management-cluster objects and charts the loaded charts, for Check.
+	inputs []*unstructured.Unstructured
+	charts *chartCache
 	// Lint are the layer-2 hazards of every MultiClusterService service's values text (sveltos.Lint), once per
 	// service whatever the number of clusters it targets. They are warnings: no cluster fails for them.
 	Lint []LintFinding
@@ -99,8 +102,12 @@ type Release struct {
 	Name, Namespace string
 	// Chart and Version name the chart of the release's HelmChart; Repository is its HelmRepository URL.
 	Chart, Version, Repository string
-	// DependsOn are the `namespace/name` of the HelmReleases its spec.dependsOn names.
+	// DependsOn are the `namespace/name` of the HelmReleases its spec.dependsOn names (and, for a release
+	// rendered by another release, that release).
 	DependsOn []string
+	// Parent is the `namespace/name` of the HelmRelease whose chart renders this one (kof-operators' operators),
+	// "" for the umbrella's own releases.
+	Parent string
 	// Values are the release's spec.values.
 	Values map[string]any
 	// Local is true when Chart is a KOF chart rendered from ChartsDir; Objects are then its objects.
@@ -123,6 +130,8 @@ type Cluster struct {
 	Services []*Service
 	// Errors are failures that concern the cluster as a whole (its ClusterDeployment, its regional binding).
 	Errors []error
+	// Findings are the violations of the generic checks (Fleet.Check) on the cluster.
+	Findings []Finding
 }
 
 // Service is one Helm release a cluster receives.
@@ -135,23 +144,30 @@ type Service struct {
 	Chart, Version, Repository string
 	// DependsOn are the `namespace/name` of the releases this one waits for (MCS service or HelmRelease dependsOn).
 	DependsOn []string
-	// Local is true when Chart is a KOF chart rendered from ChartsDir; Objects are then its objects.
+	// Local is true when Chart is a KOF chart rendered from ChartsDir, or when Resources; Objects are then its objects.
 	Local   bool
 	Objects *manifest.Set
+	// Resources is true for a service whose ServiceTemplate deploys plain resources (spec.resources): Sveltos applies
+	// the objects of a local ConfigMap or Secret, instantiated when it is a template; there is no Helm release and
+	// no values.
+	Resources bool
 	// Values are the final values: layer-2 instantiated text parsed, valuesFrom merged over it.
 	Values map[string]any
 	// Findings are the validation findings of Objects.
 	Findings []validate.Finding
 	// Err is the failure to instantiate or render this service, nil on success.
 	Err error
+	// hr is the `namespace/name` of the HelmRelease delivering the service ("" for others), which DependsOn of
+	// other HelmRelease services names.
+	hr string
 }
 
 // Failed reports whether the cluster has any error: its own, a service failure or a validation finding.
 func (c *Cluster) Failed() bool { return c.ErrorCount() > 0 }
 
-// ErrorCount returns the number of the cluster's errors, service failures and validation findings.
+// ErrorCount returns the number of the cluster's errors, service failures, validation findings and check findings.
 func (c *Cluster) ErrorCount() int {
-	n := len(c.Errors)
+	n := len(c.Errors) + len(c.Findings)
 	for _, s := range c.Services {
 		if s.Err != nil {
 			n++
@@ -182,8 +198,8 @@ func (c *Cluster) Service(name string) *Service {
 	return nil
 }
 
-// Problems returns every error of the cluster as text, one per line: its own errors, service failures and
-// validation findings.
+// Problems returns every error of the cluster as text, one per line: its own errors, service failures, validation
+// findings and the findings of the generic checks (each naming its check, object and fix).
 func (c *Cluster) Problems() []string {
 	var out []string
 	for _, err := range c.Errors {
@@ -196,6 +212,9 @@ func (c *Cluster) Problems() []string {
 		for _, f := range s.Findings {
 			out = append(out, fmt.Sprintf("service %s: %s", s.Name, f))
 		}
+	}
+	for _, f := range c.Findings {
+		out = append(out, "check "+f.String())
 	}
 	return out
 }
@@ -253,7 +272,8 @@ func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fleet{Umbrella: mgmt.umbrella, Releases: mgmt.releases, Operator: ops, Lint: plan.lint()}
+	f := &Fleet{Umbrella: mgmt.umbrella, Releases: mgmt.releases, Operator: ops, Lint: plan.lint(),
+		inputs: inputs.objects, charts: mgmt.charts}
 	f.Clusters = append(f.Clusters, plan.managementCluster(mgmt))
 	for _, cd := range inputs.deployments {
 		c := &Cluster{Name: cd.name, Namespace: cd.namespace, Role: cd.role, Errors: bindErrs[cd.key()]}
@@ -264,6 +284,7 @@ func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := plan.run(ctx, f.Clusters, inputs, workers(opts.Workers)); err != nil {
 		return nil, err
 	}
+	f.Check()
 	return f, nil
 }
 

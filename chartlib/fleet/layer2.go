@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"sync"
 
@@ -143,7 +144,7 @@ func (p *layer2) managementCluster(m *management) *Cluster {
 		c.Services = append(c.Services, &Service{
 			Via: "HelmRelease " + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace,
 			Chart: r.Chart, Version: r.Version, Repository: r.Repository, Local: r.Local, Objects: r.Objects,
-			Values: r.Values, DependsOn: r.DependsOn,
+			Values: r.Values, DependsOn: r.DependsOn, hr: r.hr,
 		})
 	}
 	if p.opts.ManagementObjects == nil && len(p.ops) > 0 {
@@ -235,7 +236,13 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 		}
 		s.DependsOn = append(s.DependsOn, dns+"/"+d.Name)
 	}
-	if s.Err = p.chartOf(s); s.Err != nil {
+	source, err := p.chartOf(s)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	if s.Resources {
+		p.resources(s, mcs, t, source)
 		return s
 	}
 	var from []sveltos.ValuesFrom
@@ -278,9 +285,58 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 	return s
 }
 
+// resources fills s.Objects with the objects Sveltos deploys from source (the local ConfigMap or Secret of a
+// resources ServiceTemplate) for t, instantiated when it is a template, and validates them.
+func (p *layer2) resources(s *Service, mcs multiClusterService, t target, source *unstructured.Unstructured) {
+	data, err := contentData(source)
+	if err != nil {
+		s.Err = err
+		return
+	}
+	_, tmpl := source.GetAnnotations()[sveltos.TemplateAnnotation]
+	where := source.GetKind() + " " + source.GetNamespace() + "/" + source.GetName()
+	objs, err := sveltos.InstantiateContent(sveltos.Profile{
+		Name: mcs.name, Cluster: t.obj, TemplateResourceRefs: mcs.refs, Objects: p.refObj, Mode: p.opts.Mode,
+		Env: p.opts.Env,
+	}, sveltos.Content{Service: s.Name, Source: where, Data: data, Template: tmpl})
+	if err != nil {
+		s.Err = err
+		return
+	}
+	list := make([]manifest.Object, 0, len(objs))
+	for _, o := range objs {
+		list = append(list, manifest.Object{Unstructured: o, Source: "ServiceTemplate " + s.Template + " (" + where + ")"})
+	}
+	s.Objects = manifest.New(list...)
+	if p.opts.Validator != nil {
+		s.Findings = p.opts.Validator.Set(s.Objects)
+	}
+}
+
+// contentData returns the data of a ConfigMap, or the base64-decoded data of a Secret, as text per key.
+func contentData(o *unstructured.Unstructured) (map[string]string, error) {
+	raw, _, _ := unstructured.NestedMap(o.Object, "data")
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		text, _ := v.(string)
+		if o.GetKind() == "Secret" {
+			b, err := base64.StdEncoding.DecodeString(text)
+			if err != nil {
+				return nil, fmt.Errorf("Secret %s/%s data.%s: not base64: %w", o.GetNamespace(), o.GetName(), k, err)
+			}
+			text = string(b)
+		}
+		out[k] = text
+	}
+	return out, nil
+}
+
 // chartOf fills s.Chart, Version, Repository and Local from the ServiceTemplate s.Template (KCM api/v1beta1
-// ServiceTemplateSpec.Helm.ChartSpec). It returns an error naming the template when it is missing or has no chart.
-func (p *layer2) chartOf(s *Service) error {
+// ServiceTemplateSpec.Helm.ChartSpec), or, for a ServiceTemplate of plain resources (spec.resources with a local
+// ConfigMap or Secret source), sets s.Resources and returns that source object. It returns an error naming the
+// template when it is missing, has neither a chart nor a local source, or its source is not on the management
+// cluster.
+func (p *layer2) chartOf(s *Service) (*unstructured.Unstructured, error) {
 	var st *unstructured.Unstructured
 	for _, o := range p.stpls {
 		if o.GetName() == s.Template {
@@ -289,12 +345,15 @@ func (p *layer2) chartOf(s *Service) error {
 		}
 	}
 	if st == nil {
-		return fmt.Errorf("ServiceTemplate %q not found on the management cluster; check the service's template", s.Template)
+		return nil, fmt.Errorf("ServiceTemplate %q not found on the management cluster; check the service's template", s.Template)
+	}
+	if ref, ok, _ := unstructured.NestedMap(st.Object, "spec", "resources", "localSourceRef"); ok {
+		return p.localSource(s, st, ref)
 	}
 	spec, ok, _ := unstructured.NestedMap(st.Object, "spec", "helm", "chartSpec")
 	if !ok {
-		return fmt.Errorf("ServiceTemplate %s/%s: spec.helm.chartSpec is not set; the fleet renderer reads chartSpec only",
-			st.GetNamespace(), st.GetName())
+		return nil, fmt.Errorf("ServiceTemplate %s/%s: neither spec.helm.chartSpec nor spec.resources.localSourceRef is "+
+			"set; the fleet renderer reads those two only", st.GetNamespace(), st.GetName())
 	}
 	s.Chart, s.Version = str(spec, "chart"), str(spec, "version")
 	repo := str(spec, "sourceRef", "name")
@@ -305,5 +364,23 @@ func (p *layer2) chartOf(s *Service) error {
 		}
 	}
 	s.Local = p.mgmt.charts.local(s.Chart)
-	return nil
+	return nil, nil
+}
+
+// localSource finds the ConfigMap or Secret a resources ServiceTemplate st names (in st's namespace, as KCM reads
+// it) among the management cluster's objects, and marks s as a resources service.
+func (p *layer2) localSource(s *Service, st *unstructured.Unstructured, ref map[string]any) (*unstructured.Unstructured, error) {
+	kind, name := str(ref, "kind"), str(ref, "name")
+	if kind != "ConfigMap" && kind != "Secret" {
+		return nil, fmt.Errorf("ServiceTemplate %s/%s: spec.resources.localSourceRef kind %q; the fleet renderer reads "+
+			"ConfigMap and Secret sources only", st.GetNamespace(), st.GetName(), kind)
+	}
+	s.Resources, s.Local, s.Chart = true, true, ""
+	for _, o := range p.refObj {
+		if o.GetKind() == kind && o.GetAPIVersion() == "v1" && o.GetNamespace() == st.GetNamespace() && o.GetName() == name {
+			return o, nil
+		}
+	}
+	return nil, fmt.Errorf("ServiceTemplate %s/%s: spec.resources.localSourceRef %s %s/%s not found on the management "+
+		"cluster; render or create it", st.GetNamespace(), st.GetName(), kind, st.GetNamespace(), name)
 }

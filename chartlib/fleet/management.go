@@ -82,27 +82,46 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 	set, err := render.Chart(ctx, render.Options{
 		Chart: umbrella, ValuesFiles: opts.ValuesFiles, Values: opts.Values,
 		ReleaseName: opts.ReleaseName, Namespace: opts.Namespace, Lookup: m.fixtures,
+		APIVersions: ManagementAPIVersions(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("render umbrella %s of %s: %w", UmbrellaChart, m.charts.where, err)
 	}
 	m.umbrella = set
 	m.objects = set.Objects()
-	for _, hr := range set.OfKind("HelmRelease") {
-		rel, err := releaseOf(set, hr)
-		if err != nil {
-			return nil, err
-		}
-		if m.charts.local(rel.Chart) {
-			if err := m.renderRelease(ctx, &rel); err != nil {
-				return nil, err
-			}
-			m.objects = append(m.objects, rel.Objects.Objects()...)
-		}
-		m.releases = append(m.releases, rel)
+	if err := m.addReleases(ctx, set, ""); err != nil {
+		return nil, err
 	}
 	m.releases = installOrder(m.releases)
 	return m, nil
+}
+
+// addReleases adds the HelmReleases of set (rendered by the umbrella, or by the release parent) to m, rendering
+// those of local charts and, in turn, the HelmReleases they render (kof-operators' operators): Flux installs
+// those too, after parent, so the preview lists them as releases of the management cluster.
+func (m *management) addReleases(ctx context.Context, set *manifest.Set, parent string) error {
+	for _, hr := range set.OfKind("HelmRelease") {
+		rel, err := releaseOf(set, hr)
+		if err != nil {
+			return err
+		}
+		if parent != "" {
+			rel.DependsOn, rel.Parent = append(rel.DependsOn, parent), parent
+		}
+		m.releases = append(m.releases, rel)
+		if !m.charts.local(rel.Chart) {
+			continue
+		}
+		if err := m.renderRelease(ctx, &m.releases[len(m.releases)-1]); err != nil {
+			return err
+		}
+		rendered := m.releases[len(m.releases)-1].Objects
+		m.objects = append(m.objects, rendered.Objects()...)
+		if err := m.addReleases(ctx, rendered, rel.hr); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // installOrder returns releases so that each comes after the releases its HelmRelease spec.dependsOn names (Flux
@@ -151,6 +170,7 @@ func (m *management) renderRelease(ctx context.Context, rel *Release) error {
 	}
 	set, err := render.Chart(ctx, render.Options{
 		Chart: ch, Values: rel.Values, ReleaseName: rel.Name, Namespace: rel.Namespace, Lookup: m.fixtures,
+		APIVersions: ManagementAPIVersions(),
 	})
 	if err != nil {
 		return fmt.Errorf("render HelmRelease %s (chart %s): %w", rel.Name, rel.Chart, err)

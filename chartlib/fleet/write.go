@@ -36,6 +36,8 @@ type chartRef struct {
 	Namespace  string   `json:"namespace"`
 	DependsOn  []string `json:"dependsOn,omitempty"`
 	Rendered   bool     `json:"rendered"`
+	// Resources marks a service of plain resources (no chart, no Helm release).
+	Resources bool `json:"resources,omitempty"`
 }
 
 // Write stores f under dir: for each cluster and service `<dir>/<cluster>/<service>/` with ManifestFile (local
@@ -83,7 +85,8 @@ func writeService(dir string, s *Service) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	ref, err := yaml.Marshal(chartRef{Via: s.Via, Template: s.Template, Repository: s.Repository, Chart: s.Chart,
-		Version: s.Version, Release: s.Name, Namespace: s.Namespace, DependsOn: s.DependsOn, Rendered: s.Objects != nil})
+		Version: s.Version, Release: s.Name, Namespace: s.Namespace, DependsOn: s.DependsOn, Rendered: s.Objects != nil,
+		Resources: s.Resources})
 	if err != nil {
 		return fmt.Errorf("marshal chart reference of %s: %w", s.Name, err)
 	}

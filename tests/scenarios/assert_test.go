@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/fleet"
@@ -117,6 +118,11 @@ func wantChildCredentials(t *testing.T, f *fleet.Fleet, child string) {
 	user, _ := base64.StdEncoding.DecodeString(value(t, obj.Object, "data", "username").(string))
 	if string(user) != base {
 		t.Errorf("Secret %s username = %q, want %q", secret, user, base)
+	}
+	// The credentials reach the child as a Secret object (kof-vmuser-credentials), never inside Helm values.
+	copied := object(t, service(t, f, child, "kof-vmuser-credentials"), "Secret", "kof", secret)
+	if !cmp.Equal(copied.Object["data"], obj.Object["data"]) {
+		t.Errorf("%s: copied Secret data %v, want the operator's %v", child, copied.Object["data"], obj.Object["data"])
 	}
 }
 

@@ -1,50 +1,40 @@
 {{- /*
   kof-collectors values for one child cluster, or for the management cluster in M2M/M2R, instantiated by Sveltos
-  (layer 2). The line above, written by the kof-child chart, sets $kof: {shared, values, annotation, mode, self,
-  istio, namespace, pkiPath, endpoints} from its Helm values; mode is "child", "m2m" or "m2r".
-  Write endpoints: an endpoint annotation of the cluster, else (Istio) the regional's in-mesh VMAuth, else the
-  child's ChildConfig (M2R: the regional's ConfigMap), else (M2M) the management cluster's own storage.
-  Credentials: the cluster's VMUser Secret (ChildVMUser), copied to the cluster by kof-collectors.
-  Merge order: shared keys < computed from the cluster < kof-child `collectors` < the cluster's annotation;
-  defaultCRConfig.env is the concatenation of the credential env vars, PKI_PATH, the Helm env and the annotation env,
-  each name once (lists replace in merges, so it is built on purpose).
-  $ann (annotations) and $override (the values annotation) come from files/_annotations.tpl.
+  (layer 2). $kof: {shared, values, annotation, scalars, mode, self, istio, namespace, pkiPath, endpoints,
+  configRef, regional} from the kof-child chart; mode is "child", "m2m" or "m2r". From the head: $name, $ns, $config
+  (the ChildConfig, or in M2R the regional's ConfigMap), $regional, $ann, $scalars, $override, $childBase
+  (names.ChildVMUserBase of the cluster) and $regionalVMAuth (names.IstioVMAuthService of the regional cluster).
+  Write endpoints: the ConfigMap's, or (Istio) the regional's in-mesh VMAuth, or (M2M) the management cluster's own
+  storage; the cluster's write endpoint annotations win over them and over the chart's values.
+  Credentials: the cluster's VMUser Secret, by secretKeyRef only (copied to the cluster by kof-vmuser-credentials).
+  Merge order: shared keys < computed from the cluster < kof-child `collectors` < the scalar annotations < the
+  kof-collectors-values annotation; defaultCRConfig.env is the concatenation of the credential env vars, PKI_PATH,
+  the Helm env and the annotation env, each name once (lists replace in merges, so it is built on purpose).
   istio.enabled is the MCS variant's, whatever the merged values say.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
-{{- $name := dig "metadata" "name" "" .Cluster }}
-{{- $ns := dig "metadata" "namespace" "" .Cluster }}
-{{- $secretName := "" }}
+{{- $secretName := $kof.self.secretName }}
 {{- if eq $kof.mode "child" }}
-{{- $h := printf "kof-cluster-config-%s/%s" $name $ns | sha256sum | trunc 10 }}
-{{- $r := regexReplaceAll "[^a-z0-9-]+" (lower $name) "-" | trimAll "-" | trunc 29 | trimAll "-" }}
-{{- $secretName = printf "kof-vmuser-creds-%s" (ternary (printf "%s-%s" $r $h) $h (ne $r "")) }}
-{{- else }}
-{{- $name = $kof.self.name }}
-{{- $ns = $kof.self.namespace }}
-{{- $secretName = $kof.self.secretName }}
+{{- $secretName = printf "kof-vmuser-creds-%s" $childBase }}
 {{- end }}
-{{- $config := dig "data" (dict) (index .MgmtResources (ternary "RegionalConfig" "ChildConfig" (eq $kof.mode "m2r"))) }}
-{{- $regional := dig "regional_cluster_name" (ternary $kof.self.regional $kof.shared.regionless.clusterName (eq $kof.mode "m2r")) $config }}
 {{- $kofValues := dict "basicAuth" (ne $kof.mode "m2m") }}
 {{- range $signal, $path := $kof.endpoints }}
 {{- $key := $signal | snakecase }}
+{{- $annotation := printf "k0rdent.mirantis.com/kof-write-%s-endpoint" ($key | replace "_" "-") }}
 {{- $url := dig (printf "write_%s_endpoint" $key) "" $config }}
 {{- if $kof.istio }}
-{{- $url = printf "http://%s-vmauth:8427%s" $regional $path }}
+{{- $url = printf "http://%s:8427%s" $regionalVMAuth $path }}
 {{- end }}
 {{- if eq $kof.mode "m2m" }}
 {{- $url = $path }}
 {{- end }}
-{{- $url = dig (printf "k0rdent.mirantis.com/kof-write-%s-endpoint" ($key | replace "_" "-")) $url $ann }}
-{{- if not $url }}
-{{- fail (printf "cluster %s/%s: no %s write endpoint: ChildConfig has no write_%s_endpoint and annotation k0rdent.mirantis.com/kof-write-%s-endpoint is not set" $ns $name $signal $key ($key | replace "_" "-")) }}
+{{- if not (or $url (dig $annotation "" $ann)) }}
+{{- fail (printf "cluster %s/%s: no %s write endpoint: %s has no write_%s_endpoint and annotation %s is not set" $ns $name $signal (ternary "the regional ConfigMap" "ChildConfig" (eq $kof.mode "m2r")) $key $annotation) }}
 {{- end }}
 {{- $_ := set $kofValues $signal (dict "endpoint" $url) }}
 {{- end }}
-{{- $secret := index .MgmtResources "ChildVMUser" }}
 {{- if $secretName }}
-{{- $_ := set $kofValues "credentials" (dict "secretName" $secretName "username" (dig "data" "username" "" $secret | b64dec) "password" (dig "data" "password" "" $secret | b64dec)) }}
+{{- $_ := set $kofValues "credentials" (dict "secretName" $secretName) }}
 {{- end }}
 {{- $computed := dict "opentelemetry-kube-stack" (dict "clusterName" $name) "kof" $kofValues }}
 {{- $env := list }}
@@ -68,7 +58,7 @@
 {{- range $order }}
 {{- $merged = append $merged (get $byName .) }}
 {{- end }}
-{{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $override }}
+{{- $values := mergeOverwrite (dict) (deepCopy $kof.shared) $computed (deepCopy $kof.values) $scalars $override }}
 {{- $_ := set (index $values "opentelemetry-kube-stack") "defaultCRConfig" (mergeOverwrite (dict) (dig "opentelemetry-kube-stack" "defaultCRConfig" (dict) $values) (dict "env" $merged)) }}
 {{- $_ := set $values "istio" (dict "enabled" $kof.istio) }}
 {{- regexReplaceAll "\\{\\{" (toJson $values) "\\u007b\\u007b" }}

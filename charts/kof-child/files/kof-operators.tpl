@@ -1,6 +1,7 @@
 {{- /*
-  kof-operators values for one child cluster (layer 2): the shared keys and the chart's `operators.values`
+  kof-operators values for one cluster (layer 2): the shared keys and the chart's `operators.values`
   < the annotation k0rdent.mirantis.com/kof-operators-values.
-  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
+  Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged), "{{" written as \u007b\u007b
+  so that no pass executes a value.
 */}}
-{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $scalars $override)) "\\u007b\\u007b" }}

@@ -3,4 +3,4 @@
   the annotation k0rdent.mirantis.com/kof-envoy-gateway-values.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
-{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $scalars $override)) "\\u007b\\u007b" }}

@@ -4,4 +4,4 @@
   k0rdent.mirantis.com/kof-victoria-metrics-operator-values.
   Output: one line of JSON (the only shape that survives Sveltos' double pass unchanged).
 */}}
-{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $override)) "\\u007b\\u007b" }}
+{{- regexReplaceAll "\\{\\{" (toJson (mergeOverwrite (dict) (deepCopy $kof.values) $scalars $override)) "\\u007b\\u007b" }}

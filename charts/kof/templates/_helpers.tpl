@@ -110,14 +110,58 @@ YAML strings. Input: dict {root, name}. Output: YAML map.
 {{- $own := deepCopy ((index .root.Values .name).values | default dict) -}}
 {{- $merged := mustMergeOverwrite (dict) $injected -}}
 {{- if eq .name "kof-regional" -}}
-{{- $storage := mustMergeOverwrite (include "kof.injected" .root | fromYaml) (deepCopy (index .root.Values "kof-storage").values) -}}
+{{- $storage := mustMergeOverwrite (include "kof.injected" .root | fromYaml) (include "kof.regionlessStorage" .root | fromYaml) (deepCopy (index .root.Values "kof-storage").values) -}}
 {{- $merged = mustMergeOverwrite $merged (dict "storage" $storage) -}}
+{{- end -}}
+{{- if eq .name "kof-operators" -}}
+{{- range include "kof.managementIngress" .root | fromYamlArray -}}
+{{- $merged = mustMergeOverwrite $merged (dict . (dict "enabled" true)) -}}
+{{- end -}}
 {{- end -}}
 {{- if eq .name "kof-mothership" -}}
 {{- $repo := .root.Values.global.helmRepo -}}
 {{- $merged = mustMergeOverwrite $merged (dict "kcm" (dict "namespace" $repo.namespace "kofRepository" $repo.name)) -}}
 {{- end -}}
 {{- toYaml (mustMergeOverwrite $merged $own) -}}
+{{- end -}}
+
+{{/*
+kof.managementIngress: the ingress charts kof-operators installs on the management cluster for KOF's own endpoints
+there, before kof-mothership (docs/storage-modes.md): `envoy-gateway` (with the Gateway API CRDs) when the
+regionless storage is published through a Gateway (regionless, kof-regional on, not Istio, `ingressMode: gateway`)
+or kof-mothership renders its Gateway (`gateway.enabled`); `ingress-nginx` when the regionless storage is published
+through an Ingress (`ingressMode: ingress`). Input: the root context. Output: YAML list of kof-operators blocks.
+*/}}
+{{- define "kof.managementIngress" -}}
+{{- $out := list -}}
+{{- $regional := index .Values "kof-regional" -}}
+{{- $mothership := (index .Values "kof-mothership").values | default dict -}}
+{{- if and .Values.regionless.enabled $regional.enabled (ne (include "kof.istio" .) "true") -}}
+{{- $out = append $out (ternary "ingress-nginx" "envoy-gateway" (eq (dig "ingressMode" "gateway" ($regional.values | default dict)) "ingress")) -}}
+{{- end -}}
+{{- if and (index .Values "kof-mothership").enabled (dig "gateway" "enabled" false $mothership) -}}
+{{- $out = append $out "envoy-gateway" -}}
+{{- end -}}
+{{- toYaml ($out | uniq) -}}
+{{- end -}}
+
+{{/*
+kof.regionlessStorage: what the umbrella adds below `kof-storage.values` for the regionless storage on the
+management cluster: when kof-mothership renders the GatewayClass of its own Gateway and the storage's Gateway
+names the same class, the storage does not render it again (one owner per object).
+Input: the root context. Output: YAML map.
+*/}}
+{{- define "kof.regionlessStorage" -}}
+{{- $mothership := (index .Values "kof-mothership").values | default dict -}}
+{{- $storage := (index .Values "kof-storage").values | default dict -}}
+{{- $msGateway := dig "gateway" "enabled" false $mothership -}}
+{{- $msClass := dig "gateway" "className" "envoy-gateway" $mothership -}}
+{{- $sameClass := eq $msClass (dig "gateway" "className" "envoy-gateway" $storage) -}}
+{{- if and .Values.regionless.enabled (index .Values "kof-mothership").enabled $msGateway (dig "gateway" "createClass" true $mothership) $sameClass -}}
+{{- toYaml (dict "gateway" (dict "createClass" false)) -}}
+{{- else -}}
+{}
+{{- end -}}
 {{- end -}}
 
 {{/*

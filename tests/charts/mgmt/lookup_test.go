@@ -32,22 +32,24 @@ func TestMothershipUpgradeChains(t *testing.T) {
 		serviceTemplate("cert-manager-v1-18-0", "cert-manager", "kof-templates-cert-manager"),
 		serviceTemplate("cert-manager-1-16-0", "cert-manager", "kcm-templates"),
 	}})
-	upgrade := func(from, to string) map[string]any {
-		return map[string]any{"name": from, "availableUpgrades": []any{map[string]any{"name": to}}}
+	// Every available upgrade names the target template and its version (regression: KCM got
+	// `availableUpgrades: [{name: kof-storage-2-0-0}]` without the version).
+	upgrade := func(from, to, version string) map[string]any {
+		return map[string]any{"name": from, "availableUpgrades": []any{map[string]any{"name": to, "version": version}}}
 	}
 	for chain, want := range map[string][]any{
 		"kof-storage-2-0-0": {
 			map[string]any{"name": "kof-storage-2-0-0"},
-			upgrade("kof-storage-1-0-0", "kof-storage-2-0-0"),
-			upgrade("kof-storage-1-1-0", "kof-storage-2-0-0"),
+			upgrade("kof-storage-1-0-0", "kof-storage-2-0-0", "2.0.0"),
+			upgrade("kof-storage-1-1-0", "kof-storage-2-0-0", "2.0.0"),
 		},
 		"cert-manager-v1-19-1": {
 			map[string]any{"name": "cert-manager-v1-19-1"},
-			upgrade("cert-manager-v1-18-0", "cert-manager-v1-19-1"),
+			upgrade("cert-manager-v1-18-0", "cert-manager-v1-19-1", "v1.19.1"),
 		},
 		"kof-collectors-2-0-0": {
 			map[string]any{"name": "kof-collectors-2-0-0"},
-			upgrade("kof-collectors-1-4-0", "kof-collectors-2-0-0"),
+			upgrade("kof-collectors-1-4-0", "kof-collectors-2-0-0", "2.0.0"),
 		},
 		"kof-operators-2-0-0": {map[string]any{"name": "kof-operators-2-0-0"}},
 	} {

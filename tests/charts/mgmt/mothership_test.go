@@ -350,7 +350,7 @@ func checkMothershipGrafanaCertificates(t *testing.T, res *render.Result) {
 	if diff := cmp.Diff(want, sources); diff != "" {
 		t.Errorf("Grafana datasources (-want +got):\n%s", diff)
 	}
-	issuer := mustGet(t, res, "ClusterIssuer", "", "kof-issuer")
+	issuer := mustGet(t, res, "ClusterIssuer", "", "kof-mothership-issuer")
 	if got := str(t, issuer, "spec", "acme", "email"); got != "ops@example.com" {
 		t.Errorf("ClusterIssuer e-mail %q", got)
 	}
@@ -359,7 +359,7 @@ func checkMothershipGrafanaCertificates(t *testing.T, res *render.Result) {
 		t.Errorf("ACME solver parentRefs %v, want the kof-gateway", got)
 	}
 	gw := mustGet(t, res, "Gateway", namespace, "kof-gateway")
-	if gw.GetAnnotations()["cert-manager.io/cluster-issuer"] != "kof-issuer" {
+	if gw.GetAnnotations()["cert-manager.io/cluster-issuer"] != "kof-mothership-issuer" {
 		t.Errorf("Gateway annotations %v, want the ClusterIssuer", gw.GetAnnotations())
 	}
 	for _, l := range field(t, gw, "spec", "listeners").([]any) {
@@ -392,7 +392,7 @@ func checkMothershipMinimal(t *testing.T, res *render.Result) {
 	if got := containers(t, dep)[0]["args"].([]any)[0]; got != "--leader-elect=false" {
 		t.Errorf("first operator arg %v, want --leader-elect=false", got)
 	}
-	issuer := mustGet(t, res, "ClusterIssuer", "", "kof-issuer")
+	issuer := mustGet(t, res, "ClusterIssuer", "", "kof-mothership-issuer")
 	if diff := cmp.Diff(map[string]any{"selfSigned": map[string]any{}}, issuer.Object["spec"]); diff != "" {
 		t.Errorf("self-signed ClusterIssuer spec (-want +got):\n%s", diff)
 	}

@@ -1,6 +1,8 @@
 package remote
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -72,10 +74,10 @@ func TestChildStandardCluster(t *testing.T) {
 	if !selects(t, mcs, child.GetLabels()) || selects(t, mcs, deployment(t, cds, "regional-1").GetLabels()) {
 		t.Fatal("kof-child-cluster must select child-1 and not regional-1")
 	}
-	objects := childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-1")
+	objects := append(childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-1"), res.OfKind("ConfigMap")...)
 	cluster := capiCluster(t, child)
 	results := mustInstantiate(t, mcs, cluster, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-operators", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-vmuser-credentials", "kof-operators", "kof-collectors"}) {
 		t.Fatalf("services = %v", got)
 	}
 	checkLayer2Texts(t, mcs, cluster, objects)
@@ -97,10 +99,7 @@ func TestChildStandardCluster(t *testing.T) {
 	if got := str(t, collectors.values, "opentelemetry-kube-stack", "clusterName"); got != "renamed-child" {
 		t.Errorf("clusterName = %q, want renamed-child (annotation)", got)
 	}
-	rendSecret := mustGet(t, collectors.objects, "Secret", namespace, secret)
-	if got := str(t, rendSecret.Object, "stringData", "password"); got != "child-1-password" {
-		t.Errorf("copied password = %q", got)
-	}
+	wantCopiedSecret(t, results, collectors, secret, "child-1-password")
 	for _, col := range collectorSpecs(t, collectors.objects) {
 		counts := map[string]int{}
 		raw, _, _ := unstructured.NestedSlice(col.Object, "spec", "env")
@@ -122,6 +121,39 @@ func TestChildStandardCluster(t *testing.T) {
 		if diff := cmp.Diff(want, eps); diff != "" {
 			t.Errorf("collector %s endpoints (-want +got):\n%s", col.GetName(), diff)
 		}
+	}
+}
+
+// wantCopiedSecret is the regression test of credentials in Helm values (a child's VMUser password reached it inside
+// the kof-collectors values): the kof-vmuser-credentials service copies the management cluster's Secret name into
+// the KOF namespace with the password as the API serves it (base64), while the collectors' values and objects carry
+// the Secret's name only.
+func wantCopiedSecret(t *testing.T, results []serviceResult, collectors *renderedService, name, password string) {
+	t.Helper()
+	var copied *unstructured.Unstructured
+	for _, r := range results {
+		if r.service.Name == "kof-vmuser-credentials" && len(r.objects) == 1 {
+			copied = r.objects[0]
+		}
+	}
+	if copied == nil {
+		t.Fatalf("kof-vmuser-credentials deploys no single Secret: %v", results)
+	}
+	if copied.GetKind() != "Secret" || copied.GetName() != name || copied.GetNamespace() != namespace {
+		t.Errorf("copied %s %s/%s, want Secret %s/%s", copied.GetKind(), copied.GetNamespace(), copied.GetName(), namespace, name)
+	}
+	if got := str(t, copied.Object, "data", "password"); got != base64.StdEncoding.EncodeToString([]byte(password)) {
+		t.Errorf("copied data.password = %q, want the management Secret's base64 value", got)
+	}
+	if got := str(t, collectors.values, "kof", "credentials", "secretName"); got != name {
+		t.Errorf("kof.credentials.secretName = %q, want %q", got, name)
+	}
+	vals, _ := json.Marshal(collectors.values)
+	if strings.Contains(string(vals), password) {
+		t.Errorf("the collectors' values carry the password: %s", vals)
+	}
+	if len(collectors.objects.OfKind("Secret")) != 0 {
+		t.Errorf("kof-collectors renders Secrets %v; credentials reach the cluster through kof-vmuser-credentials", objNames(collectors.objects, "Secret"))
 	}
 }
 
@@ -262,16 +294,16 @@ func TestChildM2R(t *testing.T) {
 	regionalCM := childConfig(kcmNamespace, "x", "regional-1", "regional-1.kof.example.com")
 	regionalCM.SetName(names.RegionalConfigMap("regional-1"))
 	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
-	objects := []*unstructured.Unstructured{regionalCM, credentials(kcmNamespace, base, "mothership-password")}
+	objects := append([]*unstructured.Unstructured{regionalCM, credentials(kcmNamespace, base, "mothership-password")}, res.OfKind("ConfigMap")...)
 	results := mustInstantiate(t, mcs, mgmt, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-collectors"}) {
-		t.Fatalf("services = %v, want [kof-collectors] (no storage on the management cluster)", got)
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-collectors"}) {
+		t.Fatalf("services = %v, want [kof-vmuser-credentials kof-collectors] (no storage on the management cluster)", got)
 	}
 	checkLayer2Texts(t, mcs, mgmt, objects)
 	golden, rendered := layer2Golden(t, results)
 	checkGoldenFiles(t, "layer2/child-m2r", golden)
 	collectors := rendered["kof-collectors"]
-	mustGet(t, collectors.objects, "Secret", namespace, names.VMUserSecret(base))
+	wantCopiedSecret(t, results, collectors, names.VMUserSecret(base), "mothership-password")
 	for _, col := range collectorSpecs(t, collectors.objects) {
 		for name, ep := range exporterEndpoints(t, col) {
 			if !strings.HasPrefix(ep, "https://vmauth.regional-1.kof.example.com/") {

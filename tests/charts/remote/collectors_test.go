@@ -110,10 +110,10 @@ func checkCollectorsCloudWatch(t *testing.T, res *render.Result) {
 }
 
 // checkCollectorsChild checks ci/02-child: every KOF exporter writes to the regional endpoint (otlphttp ones
-// through the full-URL logs_endpoint / traces_endpoint fields) with basic auth and skips TLS verification, the
-// credentials Secret is rendered and each env name appears once (PKI_PATH replaced).
+// through the full-URL logs_endpoint / traces_endpoint fields) with basic auth and skips TLS verification, no Secret
+// is rendered (credentials come by reference only) and each env name appears once (PKI_PATH replaced).
 func checkCollectorsChild(t *testing.T, res *render.Result) {
-	mustGet(t, res, "Secret", namespace, "kof-vmuser-creds-child-1-0123456789")
+	absent(t, res, "Secret")
 	node := mustGet(t, res, "OpenTelemetryCollector", namespace, "kof-collectors-node")
 	for name, want := range map[string]string{
 		"prometheusremotewrite.endpoint":   "https://vmauth.regional-1.kof.example.com/vm/insert/0/prometheus/api/v1/write",

@@ -161,10 +161,12 @@ func childConfig(ns, child, regional, domain string) *unstructured.Unstructured 
 	})
 }
 
-// serviceResult is one service instantiated for one cluster.
+// serviceResult is one service instantiated for one cluster: a Helm service's values, or the objects of a
+// resources service (no values; its ServiceTemplate's ConfigMap, when among the objects, instantiated).
 type serviceResult struct {
 	service mcsService
 	result  sveltos.Result
+	objects []*unstructured.Unstructured
 }
 
 // instantiate runs layer 2 for every service of mcs and cluster, in service order. objects are the
@@ -175,6 +177,14 @@ func instantiate(t testing.TB, mcs, cluster *unstructured.Unstructured, objects 
 	spec := specOf(t, mcs)
 	var out []serviceResult
 	for _, svc := range spec.ServiceSpec.Services {
+		if svc.Values == "" {
+			objs, err := instantiateResources(mcs, svc, cluster, objects)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, serviceResult{service: svc, objects: objs})
+			continue
+		}
 		res, err := sveltos.Instantiate(sveltos.Input{
 			Profile:              mcs.GetName(),
 			Service:              svc.Name,
@@ -192,6 +202,31 @@ func instantiate(t testing.TB, mcs, cluster *unstructured.Unstructured, objects 
 		out = append(out, serviceResult{service: svc, result: res})
 	}
 	return out, nil
+}
+
+// instantiateResources returns the objects a resources service deploys: the ConfigMap named like its
+// ServiceTemplate (the charts render both with one name) among objects, instantiated as Sveltos does; none when the
+// ConfigMap is not among objects.
+func instantiateResources(mcs *unstructured.Unstructured, svc mcsService, cluster *unstructured.Unstructured,
+	objects []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	for _, o := range objects {
+		if o.GetKind() != "ConfigMap" || o.GetName() != svc.Template {
+			continue
+		}
+		data, _, _ := unstructured.NestedStringMap(o.Object, "data")
+		_, tmpl := o.GetAnnotations()[sveltos.TemplateAnnotation]
+		var raw struct {
+			Spec mcsSpec `json:"spec"`
+		}
+		b, _ := json.Marshal(mcs.Object)
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, err
+		}
+		return sveltos.InstantiateContent(sveltos.Profile{Name: mcs.GetName(), Cluster: cluster,
+			TemplateResourceRefs: raw.Spec.ServiceSpec.TemplateResourceRefs, Objects: objects},
+			sveltos.Content{Service: svc.Name, Source: "ConfigMap " + o.GetName(), Data: data, Template: tmpl})
+	}
+	return nil, nil
 }
 
 // mustInstantiate is instantiate failing the test on error.
@@ -244,6 +279,19 @@ func layer2Golden(t testing.TB, results []serviceResult) (map[string][]byte, map
 			t.Fatalf("marshal values of %s: %v", r.service.Name, err)
 		}
 		services = append(services, []byte(r.service.Name+" "+r.service.Template+"\n")...)
+		if r.service.Values == "" {
+			// A resources service: its objects, not values.
+			var docs []byte
+			for _, o := range r.objects {
+				b, err := yaml.Marshal(o.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs = append(append(docs, []byte("---\n")...), b...)
+			}
+			files[r.service.Name+"/manifest.yaml"] = docs
+			continue
+		}
 		files[r.service.Name+"/values.yaml"] = vals
 		if r.service.Name == "kof-operators" {
 			// Another team's chart: only check that it accepts the values (schema) and renders.

@@ -46,7 +46,7 @@ func TestLayer1NameHelpers(t *testing.T) {
 		}})
 		mgmt := mcsNamed(t, child, "kof-mgmt-cluster")
 		want := names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, "regional-1"))
-		if got := refName(t, mgmt, "ChildVMUser"); got != want {
+		if got := refName(t, mgmt, "VMUserCredentials"); got != want {
 			t.Errorf("M2R credentials Secret %q, want %q", got, want)
 		}
 		m2r := renderChart(t, renderSpec{chart: "kof-child", values: map[string]any{
@@ -54,7 +54,7 @@ func TestLayer1NameHelpers(t *testing.T) {
 		}})
 		mgmt = mcsNamed(t, m2r, "kof-mgmt-cluster")
 		want = names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, name))
-		if got := refName(t, mgmt, "ChildVMUser"); got != want {
+		if got := refName(t, mgmt, "VMUserCredentials"); got != want {
 			t.Errorf("kof-child kof.names.adminVMUserBase(%q): Secret %q, want %q", name, got, want)
 		}
 		if got := refName(t, mgmt, "RegionalConfig"); got != names.RegionalConfigMap(name) {
@@ -64,7 +64,7 @@ func TestLayer1NameHelpers(t *testing.T) {
 			"regionless": map[string]any{"enabled": true, "clusterName": name},
 		}})
 		want = names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, name))
-		if got := refName(t, mcsNamed(t, regional, "kof-regional-cluster"), "AdminVMUser"); got != want {
+		if got := refName(t, mcsNamed(t, regional, "kof-regional-cluster"), "VMUserCredentials"); got != want {
 			t.Errorf("kof.names.adminVMUserBase(%q): Secret %q, want %q", name, got, want)
 		}
 	}
@@ -94,8 +94,8 @@ func TestLayer2NameTemplates(t *testing.T) {
 		if got := str(t, values, "kof", "credentials", "secretName"); got != names.VMUserSecret(childBase) {
 			t.Errorf("child %q: secretName %q, want %q", name, got, names.VMUserSecret(childBase))
 		}
-		if got := str(t, values, "kof", "credentials", "password"); got != "pw-"+name {
-			t.Errorf("child %q: password %q, want the Secret's", name, got)
+		if copied := results[2].objects; len(copied) != 0 {
+			t.Errorf("child %q: credentials copied without the chart's ConfigMap: %v", name, copied)
 		}
 
 		adminSecret := names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, name))

@@ -71,10 +71,13 @@ func TestRegionalStandardCluster(t *testing.T) {
 	objects := regionalFixtures(t, cds)
 	cluster := capiCluster(t, regional)
 	results := mustInstantiate(t, mcs, cluster, objects)
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "cert-manager", "envoy-gateway", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	// Envoy Gateway brings the Gateway API CRDs, so it comes before cert-manager, whose Gateway API support watches
+	// them (regression: cert-manager was installed first).
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
+	wantGatewayAPISwitches(t, results, true)
 	// The third-party operators have no dependsOn; the others form a chain, and kof-collectors also waits for both
 	// operators.
 	for i, r := range results {
@@ -220,11 +223,12 @@ func TestRegionalRegionless(t *testing.T) {
 		t.Fatal("regionless MCS does not select the management cluster")
 	}
 	base := names.AdminVMUserBase(kcmNamespace, "mothership")
-	objects := []*unstructured.Unstructured{credentials(kcmNamespace, base, "mothership-admin-password")}
+	objects := append([]*unstructured.Unstructured{credentials(kcmNamespace, base, "mothership-admin-password")}, res.OfKind("ConfigMap")...)
 	results := mustInstantiate(t, mcs, mgmt, objects)
-	// KCM and the kof umbrella already install cert-manager, the gateway and the operators on the management cluster.
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kof-collectors"}) {
-		t.Fatalf("regionless services = %v, want [kof-storage kof-collectors]", got)
+	// KCM and the kof umbrella (kof-operators) already install cert-manager, the ingress controller and the
+	// operators on the management cluster.
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kof-collectors"}) {
+		t.Fatalf("regionless services = %v, want [kof-vmuser-credentials kof-storage kof-collectors]", got)
 	}
 	checkLayer2Texts(t, mcs, mgmt, objects)
 	golden, rendered := layer2Golden(t, results)
@@ -240,10 +244,34 @@ func TestRegionalRegionless(t *testing.T) {
 	if _, ok, _ := unstructured.NestedMap(mustGet(t, storage.objects, "VMAuth", namespace, "cluster").Object, "spec", "userNamespaceSelector"); ok {
 		t.Error("regionless VMAuth must read the VMUsers of every namespace")
 	}
-	// The admin bundle stays in the KCM namespace; kof-collectors copies its credentials next to the collectors.
-	secret := mustGet(t, rendered["kof-collectors"].objects, "Secret", namespace, names.VMUserSecret(base))
-	if got := str(t, secret.Object, "stringData", "password"); got != "mothership-admin-password" {
-		t.Errorf("admin password = %q", got)
+	// The admin bundle stays in the KCM namespace; kof-vmuser-credentials copies it next to the collectors.
+	wantCopiedSecret(t, results, rendered["kof-collectors"], names.VMUserSecret(base), "mothership-admin-password")
+	// Regression (one owner): the storage's VMAlert `cluster` clashed with kof-mothership's on the management
+	// cluster; the management cluster's rules are kof-mothership's, so the regionless storage renders none.
+	absent(t, storage.objects, "VMAlert")
+	if got := field(t, storage.values, "victoriametrics", "vmalert", "enabled"); got != false {
+		t.Errorf("regionless victoriametrics.vmalert.enabled = %v, want false", got)
+	}
+}
+
+// wantGatewayAPISwitches is the regression test of the Gateway API switches of a regional cluster: cert-manager's
+// enableGatewayAPI and the VictoriaMetrics operator's VM_GATEWAY_API_ENABLED are on exactly when Envoy Gateway
+// installs the Gateway API CRDs there (cert-manager refuses to start with the switch on and no CRDs; the operator's
+// switch was never set).
+func wantGatewayAPISwitches(t *testing.T, results []serviceResult, gateway bool) {
+	t.Helper()
+	if got := field(t, valuesOf(t, results, "cert-manager"), "config", "enableGatewayAPI"); got != gateway {
+		t.Errorf("cert-manager config.enableGatewayAPI = %v, want %v", got, gateway)
+	}
+	env, _ := valuesOf(t, results, "victoria-metrics-operator")["env"].([]any)
+	var on bool
+	for _, e := range env {
+		if m, _ := e.(map[string]any); m["name"] == "VM_GATEWAY_API_ENABLED" {
+			on = m["value"] == "true"
+		}
+	}
+	if on != gateway {
+		t.Errorf("victoria-metrics-operator VM_GATEWAY_API_ENABLED on = %v (env %v), want %v", on, env, gateway)
 	}
 }
 
@@ -267,9 +295,9 @@ func TestRegionalBareCluster(t *testing.T) {
 		t.Errorf("HTTPRoute rendered without a domain: %v", got)
 	}
 	mustGet(t, storage.objects, "VMCluster", namespace, "cluster")
-	gw, _, _ := unstructuredString(storage.values, "gateway", "name")
-	if gw != "storage-gateway" {
-		t.Errorf("gateway name = %q, want the default storage-gateway", gw)
+	// Without the gateway annotations the values name no Gateway: kof-storage's default storage-gateway applies.
+	if gw, found, _ := unstructuredString(storage.values, "gateway", "name"); found {
+		t.Errorf("gateway name = %q without an annotation, want none (the chart default)", gw)
 	}
 }
 
@@ -336,10 +364,11 @@ func TestRegionalIngressRegistry(t *testing.T) {
 	}
 	cds := loadObjects(t, "clusters/standard.yaml")
 	results := mustInstantiate(t, mcs, capiCluster(t, deployment(t, cds, "regional-1")), regionalFixtures(t, cds))
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "cert-manager", "ingress-nginx", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "ingress-nginx", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
+	wantGatewayAPISwitches(t, results, false)
 	if got := str(t, valuesOf(t, results, "victoria-metrics-operator"), "global", "image", "registry"); got != "registry.example.com" {
 		t.Errorf("victoria-metrics-operator global.image.registry = %q", got)
 	}
@@ -375,7 +404,7 @@ func TestRegionalRegionlessIstio(t *testing.T) {
 	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
 	objects := []*unstructured.Unstructured{credentials(kcmNamespace, names.AdminVMUserBase(kcmNamespace, "mothership"), "mothership-admin-password")}
 	results := mustInstantiate(t, mcs, mgmt, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kof-collectors"}) {
 		t.Fatalf("services = %v", got)
 	}
 	_, rendered := layer2Golden(t, results)

@@ -33,12 +33,14 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof-child/03-istio":                  checkChildIstio,
 }
 
-// regionalServices are the services kof-regional installs on a regional cluster, in order.
-var regionalServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "cert-manager", "envoy-gateway",
+// regionalServices are the services kof-regional installs on a regional cluster, in order (Envoy Gateway, which
+// brings the Gateway API CRDs, before cert-manager, whose Gateway API support watches them).
+var regionalServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager",
 	"kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
 
-// childServices are the services kof-child installs on a child cluster, in order.
-var childServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-operators", "kof-collectors"}
+// childServices are the services kof-child installs on a child cluster, in order (kof-vmuser-credentials copies
+// the child's credentials Secret to it).
+var childServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-vmuser-credentials", "kof-operators", "kof-collectors"}
 
 // mgmtLabels are the labels of the SveltosCluster standing for the management cluster.
 var mgmtLabels = map[string]string{"k0rdent.mirantis.com/management-cluster": "true"}
@@ -168,7 +170,8 @@ func checkRegionalIstio(t *testing.T, res *render.Result) {
 }
 
 // checkRegionalRegionless checks ci/02-regionless: one MCS selecting the management cluster (and no regional
-// cluster) through self-management, with storage and collectors only (layer 2: TestRegionalRegionless).
+// cluster) through self-management, with the credentials copy, storage and collectors only (layer 2:
+// TestRegionalRegionless).
 func checkRegionalRegionless(t *testing.T, res *render.Result) {
 	wantMCS(t, res, "kof-regional-cluster")
 	mcs := mcsNamed(t, res, "kof-regional-cluster")
@@ -179,7 +182,7 @@ func checkRegionalRegionless(t *testing.T, res *render.Result) {
 		t.Fatal("regionless kof-regional-cluster does not select the management cluster")
 	}
 	wantSelection(t, mcs, nil, []string{"regional-1", "child-1"})
-	wantServices(t, mcs, []string{"kof-storage", "kof-collectors"})
+	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kof-storage", "kof-collectors"})
 }
 
 // checkRegionalIngressStorage checks ci/03-ingress-storage: ingress-nginx instead of Envoy Gateway, and the
@@ -236,7 +239,7 @@ func checkChildM2R(t *testing.T, res *render.Result) {
 	if !selects(t, mcs, mgmtLabels) {
 		t.Error("kof-mgmt-cluster does not select the management cluster")
 	}
-	wantServices(t, mcs, []string{"kof-collectors"})
+	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kof-collectors"})
 }
 
 // checkChildIstio checks ci/03-istio: both child MCS variants, no cluster selected by both, the Istio child by the

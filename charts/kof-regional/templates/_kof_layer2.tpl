@@ -1,0 +1,229 @@
+{{/* Copied from charts/partials/templates/_kof_layer2.tpl by `make generate`; edit the source, not this copy. */}}
+{{/*
+The MultiClusterService helpers kof-regional and kof-child share: Istio detection, the shared keys, ServiceTemplate
+names, the readable layer-2 hand-off and the service chain (docs/sveltos.md, docs/values-contract.md).
+*/}}
+
+{{/*
+kof.shared: the keys every KOF component chart accepts (docs/values-contract.md), handed to the services' values as
+their lowest layer. Input: dict {root, istio}. Output: YAML map.
+*/}}
+{{- define "kof.shared" -}}
+{{- $v := .root.Values -}}
+{{- toYaml (dict "global" $v.global "regionless" $v.regionless "tls" $v.tls "autoUpgrade" $v.autoUpgrade "istio" (dict "enabled" (eq .istio "true"))) -}}
+{{- end -}}
+
+{{/*
+kof.templateName: the KCM ServiceTemplate name of a chart version: `<name>-<version with . → ->`
+(docs/values-contract.md). Input: dict {name, version}. Output: a DNS label.
+*/}}
+{{- define "kof.templateName" -}}
+{{- printf "%s-%s" .name (replace "." "-" .version) | lower | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof.layer2.literal: a value written as the Sveltos template expression that builds it: maps as `(dict "key" value
+...)` with sorted keys, lists as `(list ...)`, one entry per line indented under pad, scalars as JSON (a string as a
+double-quoted literal, valid in Go templates), null as nil. Every literal fits on one line, so Sveltos' first pass
+(which indents the values text by 2 columns) changes only the whitespace between them, never a value.
+Input: dict {value, pad}. Output: template expression text.
+*/}}
+{{- define "kof.layer2.literal" -}}
+{{- $v := .value -}}
+{{- $pad := .pad -}}
+{{- $kind := kindOf $v -}}
+{{- if eq $kind "map" -}}
+{{- if eq (len $v) 0 -}}
+(dict)
+{{- else -}}
+(dict
+{{- range $k := keys $v | sortAlpha }}
+{{ $pad }}  {{ toJson $k }} {{ include "kof.layer2.literal" (dict "value" (index $v $k) "pad" (printf "%s  " $pad)) }}
+{{- end }}
+{{ $pad }})
+{{- end -}}
+{{- else if eq $kind "slice" -}}
+{{- if eq (len $v) 0 -}}
+(list)
+{{- else -}}
+(list
+{{- range $e := $v }}
+{{ $pad }}  {{ include "kof.layer2.literal" (dict "value" $e "pad" (printf "%s  " $pad)) }}
+{{- end }}
+{{ $pad }})
+{{- end -}}
+{{- else if eq $kind "invalid" -}}
+nil
+{{- else -}}
+{{ toJson $v }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+kof.layer2.names: the layer-2 lines that compute the names a service's template asks for (data key `names`), each
+from the rules of _kof_names.tpl over the variables files/_head.tpl sets ($name, $ns, $regional):
+`childBase` (names.ChildVMUserBase), `adminBase` (names.AdminVMUserBase), `regionalVMAuth`
+(names.IstioVMAuthService of the regional cluster). Input: list of names. Output: template lines.
+*/}}
+{{- define "kof.layer2.names" -}}
+{{- range . }}
+{{- if eq . "childBase" }}
+{{ printf "{{- $childBase := %s }}" (include "kof.names.childVMUserBaseExpr" (dict "name" "$name" "namespace" "$ns")) }}
+{{- else if eq . "adminBase" }}
+{{ printf "{{- $adminBase := %s }}" (include "kof.names.adminVMUserBaseExpr" (dict "name" "$name" "namespace" "$ns")) }}
+{{- else if eq . "regionalVMAuth" }}
+{{ printf "{{- $regionalVMAuth := %s }}" (include "kof.names.suffixedExpr" (dict "name" "$regional" "suffix" "-vmauth")) }}
+{{- else }}
+{{- fail (printf "kof.layer2.names: unknown name %q; use childBase, adminBase or regionalVMAuth" .) }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
+kof.layer2: a service's values text for Sveltos, readable in `kubectl get multiclusterservice -o yaml`: a comment
+line, then `$kof := dict ...`, the chart's data for the service written as template literals (kof.layer2.literal),
+then the shared head files/_head.tpl ($name, $ns, $regional, $ann, $scalars, $override), the names the service asks
+for (kof.layer2.names) and the service's own layer-2 template file, which prints one line of JSON. The first line's
+action keeps its left space, so Sveltos' first pass keeps the output inside its YAML block; every other line trims
+it. Input: dict {root, file, data, names}. Output: the values text (multi-line, no trailing spaces).
+*/}}
+{{- define "kof.layer2" -}}
+{{- printf "{{/* %s %s: this service's data from the chart (layer 1), then the layer-2 template. */}}" .root.Chart.Name .root.Chart.Version }}
+{{ printf "{{- $kof := %s }}" (include "kof.layer2.literal" (dict "value" .data "pad" "")) }}
+{{ .root.Files.Get "files/_head.tpl" | trimSuffix "\n" }}
+{{- with .names }}{{ include "kof.layer2.names" . }}{{ end }}
+{{ .root.Files.Get .file | trimSuffix "\n" }}
+{{- end -}}
+
+{{/*
+kof.chain: KCM Service objects in dependsOn order: each service depends on the one before it, except a `standalone`
+one (no dependsOn, and not the one before the next); a service's `after` (list of {name, namespace}) adds to its
+dependsOn. Every Helm service waits for its release to be ready (`helmOptions.wait`), so that a service that
+depends on it starts after it works; a `resources` service (Sveltos-deployed objects, no Helm) has no values.
+Input: dict {root, services} (each {name, namespace, template, file, data, names?, valuesFrom?, standalone?, after?,
+resources?}). Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
+*/}}
+{{- define "kof.chain" -}}
+{{- $out := list -}}
+{{- $prev := dict -}}
+{{- range .services -}}
+{{- $s := dict "name" .name "namespace" .namespace "template" .template -}}
+{{- if not (get . "resources") -}}
+{{- $_ := set $s "values" (include "kof.layer2" (dict "root" $.root "file" .file "data" .data "names" (get . "names"))) -}}
+{{- $_ := set $s "helmOptions" (dict "wait" true) -}}
+{{- end -}}
+{{- with get . "valuesFrom" -}}
+{{- $_ := set $s "valuesFrom" . -}}
+{{- end -}}
+{{- $deps := list -}}
+{{- if and $prev (not (get . "standalone")) -}}
+{{- $deps = append $deps (dict "name" $prev.name "namespace" $prev.namespace) -}}
+{{- end -}}
+{{- range (get . "after" | default list) -}}
+{{- $deps = append $deps . -}}
+{{- end -}}
+{{- with $deps -}}
+{{- $_ := set $s "dependsOn" . -}}
+{{- end -}}
+{{- $out = append $out $s -}}
+{{- if not (get . "standalone") -}}
+{{- $prev = . -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof.clusterRefs: the optional templateResourceRefs of every KOF MCS: the ClusterDeployment (its metadata annotations
+win over the cluster's, docs/contract.md), the CAPI Cluster and the SveltosCluster (so that annotation edits
+re-render the values). Input: none. Output: YAML list of Sveltos TemplateResourceRef objects.
+*/}}
+{{- define "kof.clusterRefs" -}}
+{{- toYaml (list
+  (dict "identifier" "ClusterDeployment" "optional" true "resource" (dict "apiVersion" "k0rdent.mirantis.com/v1beta1" "kind" "ClusterDeployment" "name" "{{ .ClusterName }}"))
+  (dict "identifier" "Cluster" "optional" true "resource" (dict "apiVersion" "cluster.x-k8s.io/v1beta2" "kind" "Cluster" "name" "{{ .ClusterName }}"))
+  (dict "identifier" "SveltosCluster" "optional" true "resource" (dict "apiVersion" "lib.projectsveltos.io/v1beta1" "kind" "SveltosCluster" "name" "{{ .ClusterName }}"))
+) -}}
+{{- end -}}
+
+{{/*
+kof.thirdPartyOperators: the third-party operator services the collectors need on a remote cluster, each standalone
+(no dependsOn): prometheus-operator-crds (the PodMonitor/ServiceMonitor CRDs) and opentelemetry-operator (the
+OpenTelemetryCollector CRD and controller), ServiceTemplates `<catalog entry>-<version with . → ->` that
+kof-mothership renders from `catalog`. Never on the management cluster: kof-operators installs both there through
+Flux (docs/values-contract.md "Operators on remote clusters"). Input: the root context.
+Output: YAML list of chain entries.
+*/}}
+{{- define "kof.thirdPartyOperators" -}}
+{{- $v := .Values -}}
+{{- $out := list -}}
+{{- range list (list "prometheus-operator-crds" "prometheusOperatorCrds") (list "opentelemetry-operator" "opentelemetryOperator") -}}
+{{- $name := index . 0 -}}
+{{- $key := index . 1 -}}
+{{- $entry := index $v.catalog $name | default dict -}}
+{{- if not $entry.version -}}
+{{- fail (printf "catalog.%s.version is required (ServiceTemplate of the %s service)" $name $name) -}}
+{{- end -}}
+{{- $out = append $out (dict "name" $name "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" $name "version" $entry.version)) "file" (printf "files/%s.tpl" $name) "data" (dict "values" (deepCopy (index $v $key).values | default dict) "annotation" "" "self" (dict "enabled" false)) "standalone" true) -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof.credentials.templateName: the ServiceTemplate (and its source ConfigMap) that copies a VMUser credentials Secret
+of the management cluster to the target cluster: `<chart>-vmuser-credentials-<version with . → ->`.
+Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof.credentials.templateName" -}}
+{{- include "kof.templateName" (dict "name" (printf "%s-vmuser-credentials" .Chart.Name) "version" .Chart.Version) -}}
+{{- end -}}
+
+{{/*
+kof.credentials.service: the chain entry of the `kof-vmuser-credentials` service: Sveltos deploys the Secret that
+files/vmuser-credentials.yaml builds from the templateResourceRef `VMUserCredentials` (a Secret the KOF operator
+keeps on the management cluster) into the KOF namespace of the target cluster, so the password reaches the cluster
+as a Secret object and never appears in Helm values or release data (docs/security.md). Standalone; kof-collectors
+depends on it. Input: the root context. Output: YAML map (a chain entry).
+*/}}
+{{- define "kof.credentials.service" -}}
+{{- toYaml (dict "name" "kof-vmuser-credentials" "namespace" .Values.namespace "template" (include "kof.credentials.templateName" .) "resources" true "standalone" true) -}}
+{{- end -}}
+
+{{/*
+kof.credentials.objects: the source of the kof-vmuser-credentials service in the KCM namespace: a ConfigMap holding
+the Sveltos resources template files/vmuser-credentials.yaml (annotated `projectsveltos.io/template`, after a line
+setting $namespace to the KOF namespace) and the ServiceTemplate that deploys it as resources (KCM api/v1beta1
+ServiceTemplateSpec.Resources: a local ConfigMap source, Sveltos policyRefs), both named kof.credentials.templateName.
+Input: dict {root, labels} (labels: the chart's common labels as YAML). Output: two YAML documents.
+*/}}
+{{- define "kof.credentials.objects" -}}
+{{- $v := .root.Values -}}
+{{- $name := include "kof.credentials.templateName" .root -}}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ $name }}
+  namespace: {{ $v.kcmNamespace }}
+  labels:
+    {{- .labels | nindent 4 }}
+  annotations:
+    projectsveltos.io/template: "ok"
+data:
+  secret.yaml: |
+    {{- printf "{{- $namespace := %s }}" (toJson $v.namespace) | nindent 4 }}
+    {{- .root.Files.Get "files/vmuser-credentials.yaml" | trimSuffix "\n" | nindent 4 }}
+---
+apiVersion: k0rdent.mirantis.com/v1beta1
+kind: ServiceTemplate
+metadata:
+  name: {{ $name }}
+  namespace: {{ $v.kcmNamespace }}
+  labels:
+    {{- .labels | nindent 4 }}
+spec:
+  resources:
+    localSourceRef:
+      kind: ConfigMap
+      name: {{ $name }}
+    deploymentType: Remote
+{{- end -}}
