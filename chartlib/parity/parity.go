@@ -24,8 +24,10 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/chartlib/sveltos"
 	"kof.dev/kof/operator/names"
 )
 
@@ -41,6 +43,9 @@ type Case struct {
 type Helper struct {
 	// Name is the template name, e.g. `kof.names.childVMUserBase`.
 	Name string
+	// Layer2 marks a helper whose output is a Sveltos template expression (`kof.names.*Expr`): Check evaluates
+	// the expression with the layer-2 emulator (chartlib/sveltos, Sveltos' function map) and compares its value.
+	Layer2 bool
 	// Context returns the template expression passed to `include` for a case, e.g.
 	// `(dict "cluster" "c7" "namespace" "kcm-system")`; use Quote for string literals.
 	Context func(Case) string
@@ -63,6 +68,12 @@ func composedDict(prefix string) func(Case) string {
 	}
 }
 
+// exprDict returns the `{name, namespace}` input of the layer-2 expression helpers: each a template expression,
+// here a string literal.
+func exprDict(c Case) string {
+	return fmt.Sprintf(`(dict "name" %s "namespace" %s)`, Quote(Quote(c.Cluster)), Quote(Quote(c.Namespace)))
+}
+
 // DefaultHelpers returns the helpers KOF charts define and their Go counterparts (docs/values-contract.md "Hashed
 // names in charts"), with the context each helper takes:
 //   - `kof.names.childVMUserBase`, `kof.names.adminVMUserBase`: dict {cluster, namespace} → names.ChildVMUserBase,
@@ -70,7 +81,11 @@ func composedDict(prefix string) func(Case) string {
 //   - `kof.names.adler32`: a string (the child identity `kof-cluster-config-<cluster>/<namespace>`) → names.Adler32
 //     of it (earlier releases' names);
 //   - `kof.names.composed`: dict {prefix, name} with the prefixes of names.RegionalConfigMap, names.ChildConfigMap and
-//     names.VMRulesConfigMap → those functions.
+//     names.VMRulesConfigMap → those functions;
+//   - `kof.names.istioVMAuthService`: dict {cluster} → names.IstioVMAuthService;
+//   - layer 2, evaluated by Sveltos: `kof.names.childVMUserBaseExpr`, `kof.names.adminVMUserBaseExpr` (dict {name,
+//     namespace} of expressions), `kof.names.composedExpr` (dict {prefix, name}) and `kof.names.suffixedExpr` (dict
+//     {name, suffix}) → the same functions.
 func DefaultHelpers() []Helper {
 	return []Helper{
 		{Name: "kof.names.childVMUserBase", Context: clusterDict,
@@ -86,6 +101,23 @@ func DefaultHelpers() []Helper {
 			Want: func(c Case) string { return names.ChildConfigMap(c.Cluster) }},
 		{Name: "kof.names.composed", Context: composedDict(names.VMRulesConfigMapPrefix),
 			Want: func(c Case) string { return names.VMRulesConfigMap(c.Cluster) }},
+		{Name: "kof.names.istioVMAuthService",
+			Context: func(c Case) string { return fmt.Sprintf(`(dict "cluster" %s)`, Quote(c.Cluster)) },
+			Want:    func(c Case) string { return names.IstioVMAuthService(c.Cluster) }},
+		{Name: "kof.names.childVMUserBaseExpr", Layer2: true, Context: exprDict,
+			Want: func(c Case) string { return names.ChildVMUserBase(c.Namespace, c.Cluster) }},
+		{Name: "kof.names.adminVMUserBaseExpr", Layer2: true, Context: exprDict,
+			Want: func(c Case) string { return names.AdminVMUserBase(c.Namespace, c.Cluster) }},
+		{Name: "kof.names.composedExpr", Layer2: true,
+			Context: func(c Case) string {
+				return fmt.Sprintf(`(dict "prefix" %s "name" %s)`, Quote(names.ChildConfigMapPrefix), Quote(Quote(c.Cluster)))
+			},
+			Want: func(c Case) string { return names.ChildConfigMap(c.Cluster) }},
+		{Name: "kof.names.suffixedExpr", Layer2: true,
+			Context: func(c Case) string {
+				return fmt.Sprintf(`(dict "name" %s "suffix" %s)`, Quote(Quote(c.Cluster)), Quote(names.IstioVMAuthSuffix))
+			},
+			Want: func(c Case) string { return names.IstioVMAuthService(c.Cluster) }},
 	}
 }
 
@@ -183,6 +215,7 @@ func CheckChart(ctx context.Context, dir string, helpers []Helper, cases []Case,
 	probe := probeChart(c)
 	type expect struct {
 		helper, caseName, input, want string
+		layer2                        bool
 	}
 	expects := map[string]expect{}
 	for i, h := range helpers {
@@ -197,7 +230,7 @@ func CheckChart(ctx context.Context, dir string, helpers []Helper, cases []Case,
 			input := h.Context(cs)
 			body := fmt.Sprintf(`{{- include %s %s -}}`, Quote(h.Name), input)
 			probe.Templates = append(probe.Templates, &chart.File{Name: file, Data: []byte(body)})
-			expects[path.Join(c.Name(), file)] = expect{h.Name, cs.Name, input, h.Want(cs)}
+			expects[path.Join(c.Name(), file)] = expect{h.Name, cs.Name, input, h.Want(cs), h.Layer2}
 		}
 	}
 	if len(expects) == 0 {
@@ -213,6 +246,11 @@ func CheckChart(ctx context.Context, dir string, helpers []Helper, cases []Case,
 		if !ok {
 			return fmt.Errorf("chart %q: probe %s produced no output", dir, file)
 		}
+		if e.layer2 {
+			if got, err = evalLayer2(got); err != nil {
+				return fmt.Errorf("chart %q: %s %s: %w", dir, e.helper, e.input, err)
+			}
+		}
 		rep.Comparisons++
 		if got != e.want {
 			rep.Mismatches = append(rep.Mismatches, Mismatch{Chart: c.Name(), Helper: e.helper, Case: e.caseName,
@@ -220,6 +258,23 @@ func CheckChart(ctx context.Context, dir string, helpers []Helper, cases []Case,
 		}
 	}
 	return nil
+}
+
+// evalLayer2 evaluates a Sveltos template expression with the layer-2 emulator (single pass, a bare cluster) and
+// returns its value as text.
+func evalLayer2(expr string) (string, error) {
+	cluster := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+		"metadata": map[string]any{"name": "parity", "namespace": "parity"}}}
+	res, err := sveltos.Instantiate(sveltos.Input{Profile: "parity", Service: "parity", Cluster: cluster,
+		Values: "value: {{ " + expr + " | toJson }}\n", Mode: sveltos.SinglePass})
+	if err != nil {
+		return "", err
+	}
+	s, ok := res.Values["value"].(string)
+	if !ok {
+		return "", fmt.Errorf("expression %s gives %v, not a string", expr, res.Values["value"])
+	}
+	return s, nil
 }
 
 // defineRE finds `define "name"` actions in templates.

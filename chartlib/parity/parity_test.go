@@ -54,6 +54,15 @@ func TestBadHelperReported(t *testing.T) {
 			t.Errorf("case %q reported although the cut does not apply", c)
 		}
 	}
+	layer2 := 0
+	for _, m := range rep.Mismatches {
+		if m.Helper == "kof.names.childVMUserBaseExpr" {
+			layer2++
+		}
+	}
+	if layer2 == 0 {
+		t.Errorf("the planted layer-2 expression defect is not reported: %v", rep.Mismatches)
+	}
 	m := rep.Mismatches[0]
 	if !strings.Contains(m.String(), "bad: kof.names.childVMUserBase (dict \"cluster\"") {
 		t.Errorf("String() = %q", m.String())
@@ -112,10 +121,26 @@ func TestRepositoryCharts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Checked["kof-child"]) == 0 {
-		t.Errorf("kof-child not checked: %v", rep.Checked)
+	// The one source of the name rules (charts/partials) reaches every chart that names per-cluster objects, at
+	// layer 1 and layer 2 (no chart names objects of earlier releases: kof.names.adler32 is testdata's only).
+	want := distinct(DefaultHelpers())
+	delete(want, "kof.names.adler32")
+	for _, chart := range []string{"kof-child", "kof-regional", "kof-storage"} {
+		if got := len(rep.Checked[chart]); got != len(want) {
+			t.Errorf("%s: %d helpers checked (%v), want all %d", chart, got, rep.Checked[chart], len(want))
+		}
 	}
+	t.Logf("%d comparisons, %d mismatches", rep.Comparisons, len(rep.Mismatches))
 	for _, m := range rep.Mismatches {
 		t.Errorf("%s", m)
 	}
+}
+
+// distinct returns the distinct helper names.
+func distinct(hs []Helper) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range hs {
+		out[h.Name] = true
+	}
+	return out
 }

@@ -35,6 +35,11 @@ const (
 	// literal text on a line (`b: {{ x | toYaml | nindent 4 }}`) and at line start alike (measured with the
 	// libraries Sveltos uses). Single-line flow output (toJson) is safe.
 	RuleMultilineOutput Rule = "multiline-output"
+	// RuleMultilineString: a string literal written over several lines inside an action (a raw `...` string with
+	// line breaks). Pass 1 executes the text inside a YAML block indented by 2, so every continuation line of the
+	// literal gains 2 spaces: the string differs between the passes, whether it is printed or only assigned.
+	// Write each literal on one line (escape line breaks as \n in a "..." string).
+	RuleMultilineString Rule = "multiline-string"
 	// RuleEscapedDelims: an action outputs "{{" or "}}" (e.g. {{ "{{" }}): pass 1 consumes the escape and pass 2
 	// executes what it produced; only a double escape survives the double pass.
 	RuleEscapedDelims Rule = "escaped-delimiters"
@@ -285,6 +290,11 @@ func (w *walker) arg(a parse.Node) {
 		w.arg(a.Node)
 	case *parse.PipeNode:
 		w.pipe(a)
+	case *parse.StringNode:
+		if strings.Contains(a.Quoted, "\n") {
+			w.l.add(w.line(a.Position()), RuleMultilineString,
+				"a string literal spans several lines: in double-pass mode pass 1 adds 2 spaces to each continuation line, so the value differs between the passes; write it on one line, with \\n escapes")
+		}
 	}
 }
 
@@ -388,11 +398,12 @@ func delimString(p *parse.PipeNode) bool {
 	return false
 }
 
-// newlineString reports whether a pipeline holds a string literal with a line break.
+// newlineString reports whether a pipeline holds a one-line string literal whose value has a line break (an
+// escape); literals written over several lines are RuleMultilineString's.
 func newlineString(p *parse.PipeNode) bool {
 	for _, c := range p.Cmds {
 		for _, a := range c.Args {
-			if s, ok := a.(*parse.StringNode); ok && strings.ContainsAny(s.Text, "\n\r") {
+			if s, ok := a.(*parse.StringNode); ok && strings.ContainsAny(s.Text, "\n\r") && !strings.Contains(s.Quoted, "\n") {
 				return true
 			}
 		}

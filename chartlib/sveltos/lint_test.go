@@ -48,6 +48,22 @@ func TestLint(t *testing.T) {
 			lines:  []int{2},
 		},
 		{
+			name:   "a raw string over two lines, only assigned",
+			values: "{{ $kof := fromJson `{\n  \"a\": 1}` }}\n{{- if hasKey $kof \"Error\" }}{{ fail \"x\" }}{{ end }}\nb: {{ $kof.a }}\n",
+			want:   []Rule{RuleMultilineString},
+			lines:  []int{1},
+		},
+		{
+			name:   "a raw string over two lines, printed",
+			values: "a: |\n  {{ `x\ny` }}\n",
+			want:   []Rule{RuleMultilineString},
+			lines:  []int{2},
+		},
+		{
+			name:   "a dict literal over several lines (the KOF hand-off) is clean",
+			values: "{{/* data */}}\n{{- $kof := (dict\n  \"a\" (list\n    1\n    \"x\\ny\"\n  )\n) }}\n{{- toJson $kof }}\n",
+		},
+		{
 			name:   "multi-line output at line start",
 			values: "a:\n{{ .Cluster.metadata.labels | toYaml | indent 2 }}\n",
 			want:   []Rule{RuleMultilineOutput},

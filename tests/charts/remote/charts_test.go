@@ -2,6 +2,7 @@ package remote
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -183,4 +184,49 @@ func TestLayer2TextsLint(t *testing.T) {
 			}
 		}
 	}
+}
+
+// base64Run finds a run of base64 characters long enough to be an encoded blob rather than a word or a name.
+var base64Run = regexp.MustCompile(`[A-Za-z0-9+/=]{64,}`)
+
+// TestLayer2HandOffIsReadable is the regression test of the base64 hand-off (layer-1 values passed into the Sveltos
+// templates as `fromJson (b64dec "...")`): every service's values text of every kof-regional and kof-child case
+// opens with a comment and `$kof := (dict` on its second line, holds no b64dec and no base64 blob, and carries the
+// chart's values as literals a reader finds (ci/03's storage retention `"retentionPeriod" "30d"`).
+func TestLayer2HandOffIsReadable(t *testing.T) {
+	texts := 0
+	for _, chart := range []string{"kof-regional", "kof-child"} {
+		specs := []renderSpec{{chart: chart}}
+		for _, f := range ciFiles(t, chart) {
+			specs = append(specs, renderSpec{chart: chart, files: []string{f}})
+		}
+		for _, s := range specs {
+			for _, mcs := range renderChart(t, s).OfKind("MultiClusterService") {
+				for _, svc := range specOf(t, mcs).ServiceSpec.Services {
+					if svc.Values == "" {
+						continue // a resources service: no values
+					}
+					texts++
+					where := fmt.Sprintf("%s %v MCS %s service %s", chart, s.files, mcs.GetName(), svc.Name)
+					lines := strings.Split(svc.Values, "\n")
+					if len(lines) < 3 || !strings.HasPrefix(lines[0], "{{/* ") || !strings.HasPrefix(lines[1], "{{- $kof := (dict") {
+						t.Errorf("%s: the text does not open with a comment and `$kof := (dict`: %q", where, lines[:min(3, len(lines))])
+					}
+					if strings.Contains(svc.Values, "b64dec") || base64Run.MatchString(svc.Values) {
+						t.Errorf("%s: the hand-off holds base64: %s", where, base64Run.FindString(svc.Values))
+					}
+				}
+			}
+		}
+	}
+	res := renderChart(t, renderSpec{chart: "kof-regional", files: []string{chartDir("kof-regional") + "/ci/03-ingress-storage-values.yaml"}})
+	for _, svc := range specOf(t, mcsNamed(t, res, "kof-regional-cluster")).ServiceSpec.Services {
+		if svc.Name == "kof-storage" && !strings.Contains(svc.Values, `"retentionPeriod" "30d"`) {
+			t.Errorf("kof-storage hand-off does not show the storage retention as a literal:\n%s", svc.Values)
+		}
+	}
+	if texts == 0 {
+		t.Fatal("no values text checked")
+	}
+	t.Logf("%d values texts checked", texts)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/sveltos"
@@ -110,6 +111,37 @@ func TestLayer2NameTemplates(t *testing.T) {
 		env := envOf(t, valuesOf(t, results, "kof-collectors"))
 		if got := str(t, env[0], "valueFrom", "secretKeyRef", "name"); got != adminSecret {
 			t.Errorf("regional %q: admin Secret %q, want %q", name, got, adminSecret)
+		}
+	}
+}
+
+// TestIstioVMAuthNamesAgree is the regression test of an Istio regional whose name is over 56 characters: kof-storage
+// cut its in-mesh Service name to `…-vm`, while the child's collectors wrote to `…-vmauth`. Both now use
+// operator/names.IstioVMAuthService, for a 59-character name (hashed, suffix kept) and a short one (unchanged).
+func TestIstioVMAuthNamesAgree(t *testing.T) {
+	childMCS := mcsNamed(t, renderChart(t, renderSpec{chart: "kof-child", values: map[string]any{"istio": map[string]any{"enabled": true}}}), "kof-istio-child-cluster")
+	for _, regional := range []string{"regional-" + strings.Repeat("x", 50), "regional-istio"} {
+		want := names.IstioVMAuthService(regional)
+		if !strings.HasSuffix(want, "-vmauth") || !names.IsDNSLabel(want) {
+			t.Fatalf("names.IstioVMAuthService(%q) = %q", regional, want)
+		}
+		storage := renderChart(t, renderSpec{chart: "kof-storage", values: map[string]any{
+			"clusterName": regional, "istio": map[string]any{"enabled": true},
+		}})
+		if got := objNames(storage, "Service"); !cmp.Equal(got, []string{want}) {
+			t.Errorf("kof-storage in-mesh Services of %q = %v, want [%s]", regional, got, want)
+		}
+		cluster := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+			"metadata": map[string]any{"name": "child-istio", "namespace": kcmNamespace},
+		}}
+		objects := []*unstructured.Unstructured{
+			childConfig(kcmNamespace, "child-istio", regional, "unused.example.com"),
+			credentials(kcmNamespace, names.ChildVMUserBase(kcmNamespace, "child-istio"), "pw"),
+		}
+		values := valuesOf(t, mustInstantiate(t, childMCS, cluster, objects), "kof-collectors")
+		if got := str(t, values, "kof", "metrics", "endpoint"); got != "http://"+want+":8427/vm/insert/0/prometheus/api/v1/write" {
+			t.Errorf("child of %q writes metrics to %q, want the in-mesh Service %s", regional, got, want)
 		}
 	}
 }

@@ -51,6 +51,10 @@ func checkLayer2Texts(t *testing.T, mcs, cluster *unstructured.Unstructured, obj
 		if diff := cmp.Diff(single[i].result.Values, double[i].result.Values); diff != "" {
 			t.Errorf("service %s: single and double pass differ (-single +double):\n%s", double[i].service.Name, diff)
 		}
+		if single[i].result.Text != double[i].result.Text {
+			t.Errorf("service %s: the instantiated text differs between the passes:\nsingle %q\ndouble %q",
+				double[i].service.Name, single[i].result.Text, double[i].result.Text)
+		}
 	}
 }
 

@@ -4,3 +4,8 @@
 {{- $readable := regexReplaceAll "[^a-z0-9-]+" (lower .cluster) "-" | trimAll "-" | trunc 30 | trimAll "-" -}}
 {{- printf "%s-%s" $readable $hash -}}
 {{- end -}}
+
+{{/* kof.names.childVMUserBaseExpr: planted defect, the layer-2 expression cuts the readable part at 30. */}}
+{{- define "kof.names.childVMUserBaseExpr" -}}
+{{- printf `(list (regexReplaceAll "[^a-z0-9-]+" (lower %s) "-" | trimAll "-" | trunc 30 | trimAll "-") (printf "kof-cluster-config-%%s/%%s" %s %s | sha256sum | trunc 10) | compact | join "-")` .name .name .namespace -}}
+{{- end -}}
