@@ -85,7 +85,7 @@ type checker struct {
 	f *Fleet
 	// rendered are the objects KOF gives the management cluster; mgmtObjs those plus the given inputs.
 	rendered, mgmtObjs []*unstructured.Unstructured
-	builtins map[schema.GroupKind]bool
+	builtins           map[schema.GroupKind]bool
 }
 
 // newChecker indexes f for the checks.
