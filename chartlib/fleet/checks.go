@@ -185,8 +185,7 @@ func (c *checker) oneOwner(cl *Cluster) []Finding {
 // secrets reports every Helm release of cl whose values or objects carry a value of a credential Secret the KOF
 // operator made.
 func (c *checker) secrets(cl *Cluster) []Finding {
-	type secret struct{ where, value string }
-	var secrets []secret
+	where := map[string][]string{} // secret value → the Secret keys holding it
 	for _, o := range c.f.Operator {
 		if o.GetKind() != "Secret" || o.GetAPIVersion() != "v1" {
 			continue
@@ -197,10 +196,15 @@ func (c *checker) secrets(cl *Cluster) []Finding {
 			if err != nil || k == "username" || len(raw) < 8 {
 				continue
 			}
-			secrets = append(secrets, secret{fmt.Sprintf("data.%s of Secret %s/%s", k, o.GetNamespace(), o.GetName()), string(raw)})
+			where[string(raw)] = append(where[string(raw)], fmt.Sprintf("data.%s of Secret %s/%s", k, o.GetNamespace(), o.GetName()))
 		}
 	}
-	sort.Slice(secrets, func(i, j int) bool { return secrets[i].where < secrets[j].where })
+	values := make([]string, 0, len(where))
+	for v := range where {
+		values = append(values, v)
+		sort.Strings(where[v])
+	}
+	sort.Strings(values)
 	var out []Finding
 	for _, s := range cl.Services {
 		if s.Resources || s.Name == OperatorOutputs {
@@ -217,12 +221,12 @@ func (c *checker) secrets(cl *Cluster) []Finding {
 				texts = append(texts, struct{ what, text string }{keyOf(o, s).String(), string(raw)})
 			}
 		}
-		for _, sec := range secrets {
+		for _, v := range values {
 			for _, t := range texts {
-				if strings.Contains(t.text, sec.value) || strings.Contains(t.text, base64.StdEncoding.EncodeToString([]byte(sec.value))) {
+				if strings.Contains(t.text, v) || strings.Contains(t.text, base64.StdEncoding.EncodeToString([]byte(v))) {
 					out = append(out, Finding{Check: CheckSecrets, Service: s.Name, Object: t.what,
-						Message: fmt.Sprintf("carries %s, so the Helm release of %s stores the credential in its "+
-							"release data", sec.where, serviceLabel(s)),
+						Message: fmt.Sprintf("carries the value of %s, so the Helm release of %s stores the credential "+
+							"in its release data", strings.Join(where[v], ", "), serviceLabel(s)),
 						Fix: "reference the Secret by name (secretKeyRef) and deliver it as a Secret object " +
 							"(the kof-vmuser-credentials service)"})
 				}

@@ -20,9 +20,10 @@ type graph struct {
 	crds, provides []map[string]bool
 }
 
-// newGraph builds the graph of cl: HelmRelease dependsOn (Flux), MultiClusterService service dependsOn (KCM),
-// the umbrella release before everything on the management cluster, and each management cluster MCS's services
-// after the release that renders the MCS (and what that release waits for).
+// newGraph builds the graph of cl: HelmRelease dependsOn (Flux), MultiClusterService service dependsOn (KCM), every
+// service of an MCS after every service of the MCSs its spec.dependsOn names, the umbrella release before
+// everything on the management cluster, and each management cluster MCS's services after the release that renders
+// the MCS (and what that release waits for).
 func (c *checker) newGraph(cl *Cluster) *graph {
 	g := &graph{services: cl.Services, deps: make([][]int, len(cl.Services)),
 		crds: make([]map[string]bool, len(cl.Services)), provides: make([]map[string]bool, len(cl.Services))}
@@ -44,10 +45,23 @@ func (c *checker) newGraph(cl *Cluster) *graph {
 		}
 		g.crds[i], g.provides[i] = c.groupsOf(s)
 	}
+	mcsDeps := map[string][]string{}
+	for _, o := range c.mcsObjects() {
+		mcsDeps[o.GetName()], _, _ = unstructured.NestedStringSlice(o.Object, "spec", "dependsOn")
+	}
 	for i, s := range cl.Services {
 		for _, d := range s.DependsOn {
 			if j, ok := byKey[serviceKey(s, d)]; ok {
 				g.deps[i] = append(g.deps[i], j)
+			}
+		}
+		if mcs, ok := strings.CutPrefix(s.Via, "MultiClusterService "); ok {
+			for _, dep := range mcsDeps[mcs] {
+				for j, o := range cl.Services {
+					if o.Via == "MultiClusterService "+dep {
+						g.deps[i] = append(g.deps[i], j)
+					}
+				}
 			}
 		}
 		if umbrella >= 0 && i != umbrella {
@@ -132,14 +146,20 @@ func (c *checker) groupsOf(s *Service) (crds, provides map[string]bool) {
 	return crds, provides
 }
 
-// installable reports every object of cl whose kind nothing serves before it, and every class, issuer or parent
-// Gateway an object names that is not present on cl.
+// installable reports every object of cl whose kind nothing serves before it (on the management cluster, the base
+// APIs and the CRDs given as inputs count as served), and every class, issuer or parent Gateway an object names that
+// is not present on cl.
 func (c *checker) installable(cl *Cluster) []Finding {
 	g := c.newGraph(cl)
 	base := map[string]bool{}
 	if cl.Role == RoleManagement {
 		for _, grp := range managementAPIs() {
 			base[grp] = true
+		}
+		for _, o := range c.f.inputs {
+			if o.GetKind() == "CustomResourceDefinition" {
+				base[str(o.Object, "spec", "group")] = true // installed on the management cluster already
+			}
 		}
 	}
 	var out []Finding

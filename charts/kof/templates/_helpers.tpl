@@ -114,7 +114,7 @@ YAML strings. Input: dict {root, name}. Output: YAML map.
 {{- $merged = mustMergeOverwrite $merged (dict "storage" $storage) -}}
 {{- end -}}
 {{- if eq .name "kof-operators" -}}
-{{- range include "kof.managementIngress" .root | fromYamlArray -}}
+{{- range include "kof.managementOperators" .root | fromYamlArray -}}
 {{- $merged = mustMergeOverwrite $merged (dict . (dict "enabled" true)) -}}
 {{- end -}}
 {{- end -}}
@@ -126,21 +126,34 @@ YAML strings. Input: dict {root, name}. Output: YAML map.
 {{- end -}}
 
 {{/*
-kof.managementIngress: the ingress charts kof-operators installs on the management cluster for KOF's own endpoints
-there, before kof-mothership (docs/storage-modes.md): `envoy-gateway` (with the Gateway API CRDs) when the
-regionless storage is published through a Gateway (regionless, kof-regional on, not Istio, `ingressMode: gateway`)
-or kof-mothership renders its Gateway (`gateway.enabled`); `ingress-nginx` when the regionless storage is published
-through an Ingress (`ingressMode: ingress`). Input: the root context. Output: YAML list of kof-operators blocks.
+kof.managementOperators: the operators kof-operators installs on the management cluster for what KOF renders
+there, before kof-mothership (docs/storage-modes.md): `envoy-gateway` (with the Gateway API CRDs) when the regionless
+storage is published through a Gateway (regionless, kof-regional on, not Istio, `ingressMode: gateway`) or
+kof-mothership renders its Gateway (`gateway.enabled`); `ingress-nginx` when the regionless storage is published
+through an Ingress (`ingressMode: ingress`) or kof-mothership's ACME ClusterIssuer answers through an Ingress (no
+Gateway); `grafana-operator` when kof-mothership renders Grafana. Input: the root context.
+Output: YAML list of kof-operators blocks.
 */}}
-{{- define "kof.managementIngress" -}}
+{{- define "kof.managementOperators" -}}
 {{- $out := list -}}
 {{- $regional := index .Values "kof-regional" -}}
-{{- $mothership := (index .Values "kof-mothership").values | default dict -}}
+{{- $ms := index .Values "kof-mothership" -}}
+{{- $msValues := $ms.values | default dict -}}
 {{- if and .Values.regionless.enabled $regional.enabled (ne (include "kof.istio" .) "true") -}}
 {{- $out = append $out (ternary "ingress-nginx" "envoy-gateway" (eq (dig "ingressMode" "gateway" ($regional.values | default dict)) "ingress")) -}}
 {{- end -}}
-{{- if and (index .Values "kof-mothership").enabled (dig "gateway" "enabled" false $mothership) -}}
+{{- if $ms.enabled -}}
+{{- $gateway := dig "gateway" "enabled" false $msValues -}}
+{{- if $gateway -}}
 {{- $out = append $out "envoy-gateway" -}}
+{{- end -}}
+{{- $acme := and (dig "certManager" "clusterIssuer" "enabled" false $msValues) (not (dig "tls" "selfSigned" .Values.tls.selfSigned $msValues)) -}}
+{{- if and $acme (not $gateway) -}}
+{{- $out = append $out "ingress-nginx" -}}
+{{- end -}}
+{{- if dig "grafana" "enabled" false $msValues -}}
+{{- $out = append $out "grafana-operator" -}}
+{{- end -}}
 {{- end -}}
 {{- toYaml ($out | uniq) -}}
 {{- end -}}
