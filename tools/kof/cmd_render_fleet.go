@@ -33,7 +33,9 @@ func addRenderFleet(cmd *cobra.Command, s streams) {
 		"per-cluster ConfigMaps and credential Secrets (computed offline, or read from --management-objects), and " +
 		"every MultiClusterService service instantiated for every matching ClusterDeployment of the --clusters files " +
 		"(layer 2, Sveltos' evaluation), rendered when it is a KOF chart. Writes <out>/<cluster>/<service>/" +
-		"manifest.yaml and values.yaml (with --out), validates every object and prints a summary table."
+		"manifest.yaml and values.yaml (with --out), validates every object, runs the generic checks on every cluster " +
+		"(one-owner, installable, waits, upgrades, secrets) and prints a summary table, then each cluster's " +
+		"problems and check findings with the object and the fix. Exit code 1 on any."
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if len(f.values) == 0 && len(f.clusters) == 0 {
 			return errors.New("nothing to render: give the umbrella values with -f/--values and the ClusterDeployments " +

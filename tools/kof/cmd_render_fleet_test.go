@@ -197,3 +197,28 @@ func tree(t *testing.T, root string) map[string]string {
 	}
 	return out
 }
+
+// TestRenderFleetPrintsCheckFindings: a fleet that violates a generic check (kof-mothership's Gateway names a
+// GatewayClass nothing creates) exits 1 and prints the finding on the management cluster's line, with the check,
+// the service, the object and the fix.
+func TestRenderFleetPrintsCheckFindings(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	data := "kof-mothership:\n  values:\n    gateway:\n      enabled: true\n      createClass: false\n"
+	if err := os.WriteFile(values, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := kof(t, "render", "--charts", "../../charts",
+		"-f", filepath.Join(scenarioDir, "01-regional-child", "values.yaml"), "-f", values,
+		"--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml"))
+	if code != exitFindings {
+		t.Errorf("exit %d, want %d\n%s%s", code, exitFindings, stdout, stderr)
+	}
+	want := "mgmt: check installable: service kof-mothership: Gateway.gateway.networking.k8s.io kof/kof-gateway: " +
+		"spec.gatewayClassName names GatewayClass envoy-gateway, which nothing creates on this cluster; fix: create GatewayClass envoy-gateway"
+	if !strings.Contains(stdout, want) {
+		t.Errorf("summary lacks the finding %q:\n%s", want, stdout)
+	}
+	if !strings.Contains(stderr, "1 of 4 clusters failed") {
+		t.Errorf("stderr %q does not count the failed cluster", stderr)
+	}
+}
