@@ -8,9 +8,11 @@
 //  1. layer 1: the umbrella chart `kof` with the user's values, the `kof` namespace object as its lookup fixture
 //     → Flux HelmRepositories, HelmCharts and HelmReleases;
 //  2. every HelmRelease whose HelmChart names a local KOF chart (`<chart>/Chart.yaml` exists under
-//     Options.ChartsDir, else in Options.Charts) is rendered with the release's values, name and target namespace
-//     → the management cluster's objects (ServiceTemplates, MultiClusterServices, the kof-operator Deployment,
-//     PrometheusRules, ...);
+//     Options.ChartsDir, else in Options.Charts) is rendered with the release's values, name and target namespace,
+//     with the management cluster's APIs (ManagementAPIVersions) in .Capabilities → the management cluster's
+//     objects (ServiceTemplates, MultiClusterServices, the kof-operator Deployment, PrometheusRules, ...); the
+//     HelmReleases a local release renders (kof-operators' operators) are releases of the management cluster too,
+//     after it;
 //  3. the KOF operator's outputs are computed by calling the operator's own pure packages (operator/discovery,
 //     operator/endpoints, operator/names, operator/rules, operator/config): regional and child ConfigMaps, VMUser
 //     credential Secrets (offline placeholders), vmrules ConfigMaps. Options.ManagementObjects replaces this step
@@ -19,9 +21,12 @@
 //     management cluster as the SveltosCluster mgmt/mgmt labelled `k0rdent.mirantis.com/management-cluster: "true"`);
 //     for each match every service's values are instantiated by chartlib/sveltos (layer 2), valuesFrom merged, and
 //     the service's chart rendered when its ServiceTemplate names a local KOF chart; a third-party service is
-//     recorded with its repository, chart, version and values;
-//  5. every rendered object is checked by Options.Validator (chartlib/validate); Write stores
-//     `<dir>/<cluster>/<service>/manifest.yaml` and `values.yaml`; Summary prints one line per cluster.
+//     recorded with its repository, chart, version and values; a ServiceTemplate of plain resources (spec.resources
+//     with a local ConfigMap or Secret) gives the objects Sveltos deploys from it (sveltos.InstantiateContent);
+//  5. every rendered object is checked by Options.Validator (chartlib/validate), and every cluster by the generic
+//     checks (Fleet.Check: one-owner, installable, waits, upgrades, secrets); Write stores
+//     `<dir>/<cluster>/<service>/manifest.yaml` and `values.yaml`; Summary prints one line per cluster, then every
+//     problem and finding with its object and fix.
 //
 // A failure of steps 1–2 fails the whole render (nothing is partially rendered). A failure that concerns one
 // cluster (a malformed annotation, a child without a regional cluster, a template error, an invalid object) is
@@ -31,8 +36,10 @@
 //
 //   - The operator's VMUser objects and propagation MultiClusterServices are not computed: only the credential
 //     Secrets the charts read, whose password is an offline placeholder (OfflinePassword). As the operator does, it
-//     makes no credentials for the management cluster itself in M2R mode.
-//   - MultiClusterService spec.dependsOn and service dependsOn only order the output; nothing waits.
+//     makes no credentials for the management cluster itself in M2R mode. The waits, upgrades and secrets checks
+//     cover the operator's MultiClusterServices once they are among its computed outputs.
+//   - MultiClusterService spec.dependsOn and service dependsOn only order the output and the installable check;
+//     nothing waits.
 //   - A ClusterDeployment is shown to Sveltos as a CAPI Cluster, or as a SveltosCluster when its ClusterTemplate is
 //     KCM's adopted-cluster template (name or chart starting with `adopted-cluster`).
 //

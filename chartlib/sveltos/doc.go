@@ -35,6 +35,10 @@
 // (MergeValues: maps merged, lists replaced), plain ones first, then those annotated TemplateAnnotation,
 // which are instantiated once.
 //
+// InstantiateContent gives the objects Sveltos deploys from a ConfigMap or Secret of plain resources (a policyRef;
+// a KCM ServiceTemplate with spec.resources): each key instantiated once when the object carries
+// TemplateAnnotation (resource templates have no double pass), then split into YAML documents.
+//
 // Errors are *Error values naming the MCS, the service, the cluster, the stage and the template line.
 // Instantiate and InstantiateProfile keep no state between calls and never modify their input, so callers may
 // run them concurrently.
