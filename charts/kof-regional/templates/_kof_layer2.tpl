@@ -23,9 +23,10 @@ kof.templateName: the KCM ServiceTemplate name of a chart version: `<name>-<vers
 
 {{/*
 kof.layer2.literal: a value written as the Sveltos template expression that builds it: maps as `(dict "key" value
-...)` with sorted keys, lists as `(list ...)`, one entry per line indented under pad, scalars as JSON (a string as a
-double-quoted literal, valid in Go templates), null as nil. Every literal fits on one line, so Sveltos' first pass
-(which indents the values text by 2 columns) changes only the whitespace between them, never a value.
+...)` with sorted keys, lists as `(list ...)`, one entry per line indented under pad, strings as Go string literals
+with every character outside printable ASCII escaped (`printf "%+q"`: line breaks, quotes, unicode), numbers and
+booleans as JSON, null as nil. Every literal fits on one line of printable ASCII, so Sveltos' first pass (which
+indents the values text by 2 columns inside a YAML block) changes only the whitespace between them, never a value.
 Input: dict {value, pad}. Output: template expression text.
 */}}
 {{- define "kof.layer2.literal" -}}
@@ -38,7 +39,7 @@ Input: dict {value, pad}. Output: template expression text.
 {{- else -}}
 (dict
 {{- range $k := keys $v | sortAlpha }}
-{{ $pad }}  {{ toJson $k }} {{ include "kof.layer2.literal" (dict "value" (index $v $k) "pad" (printf "%s  " $pad)) }}
+{{ $pad }}  {{ printf "%+q" $k }} {{ include "kof.layer2.literal" (dict "value" (index $v $k) "pad" (printf "%s  " $pad)) }}
 {{- end }}
 {{ $pad }})
 {{- end -}}
@@ -54,6 +55,8 @@ Input: dict {value, pad}. Output: template expression text.
 {{- end -}}
 {{- else if eq $kind "invalid" -}}
 nil
+{{- else if eq $kind "string" -}}
+{{ printf "%+q" $v }}
 {{- else -}}
 {{ toJson $v }}
 {{- end -}}
