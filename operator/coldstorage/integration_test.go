@@ -3,9 +3,9 @@ package coldstorage_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"os"
@@ -219,7 +219,7 @@ func (h *killingHandler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *killingHandler) WithAttrs(a []slog.Attr) slog.Handler { return h }
-func (h *killingHandler) WithGroup(string) slog.Handler       { return h }
+func (h *killingHandler) WithGroup(string) slog.Handler        { return h }
 
 // checkInterrupted kills MinIO during the fifth folder of a run, restarts it and reruns.
 func (s *stack) checkInterrupted(t *testing.T, b *bucket.Bucket) {

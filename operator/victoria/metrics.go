@@ -3,8 +3,8 @@ package victoria
 import (
 	"context"
 	"fmt"
-	"math"
 	"io"
+	"math"
 	"net/url"
 	"strconv"
 	"time"
