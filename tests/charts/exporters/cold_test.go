@@ -1,0 +1,73 @@
+package exporters
+
+import (
+	"testing"
+
+	"kof.dev/kof/chartlib/render"
+)
+
+// exporterCharts are the charts of this package.
+var exporterCharts = []string{"cold-storage-exporter"}
+
+// semantic holds the assertions of every golden case, keyed `<chart>/<case>`.
+var semantic = map[string]func(t *testing.T, res *render.Result){
+	"cold-storage-exporter/01-minio":            checkColdMinIO,
+	"cold-storage-exporter/02-aws-irsa":         checkColdIRSA,
+	"cold-storage-exporter/03-test-credentials": checkColdTestCredentials,
+}
+
+func checkColdMinIO(t *testing.T, res *render.Result) {
+	c := checkCronJob(t, cronJob(t, res, "cold-storage-exporter"), "ghcr.io/k0rdent/kof/cold-storage-exporter:2.0.0")
+	env := envOf(c)
+	want := map[string]string{
+		"SOURCES": "metrics,logs", "S3_BUCKET": "kof-cold", "S3_ENDPOINT": "http://minio.minio:9000", "S3_USE_PATH_STYLE": "true",
+		"S3_PREFIX": "telemetry", "METRICS_URL": "http://vmselect-cluster:8481/select/0/prometheus", "LEASE": "3600s",
+		"LOGS_CLUSTER_FIELD": "k8s.cluster.name", "METRICS_CLUSTER_LABEL": "k8s_cluster_name",
+	}
+	for k, v := range want {
+		if env[k].Value != v {
+			t.Errorf("env %s = %q, want %q", k, env[k].Value, v)
+		}
+	}
+	noInlineSecrets(t, c, "S3_ACCESS_KEY", "S3_SECRET_KEY")
+	if ref := env["S3_ACCESS_KEY"].ValueFrom.SecretKeyRef; ref.Name != "cold-storage-exporter-s3-credentials" || ref.Key != "S3_ACCESS_KEY" {
+		t.Errorf("S3_ACCESS_KEY from %s/%s, want the user guide's Secret cold-storage-exporter-s3-credentials", ref.Name, ref.Key)
+	}
+	if s := objectsOfKind(res, "Secret"); len(s) != 0 {
+		t.Errorf("existingSecret set: the chart renders Secrets %v", s)
+	}
+}
+
+func checkColdIRSA(t *testing.T, res *render.Result) {
+	c := checkCronJob(t, cronJob(t, res, "cold-storage-exporter"), "registry.example.com/k0rdent/kof/cold-storage-exporter:2.0.0")
+	env := envOf(c)
+	if _, ok := env["S3_ACCESS_KEY"]; ok {
+		t.Error("no Secret: S3_ACCESS_KEY must be absent so the default AWS credential chain is used")
+	}
+	if env["S3_REGION"].Value != "eu-west-1" || env["WINDOW_DELAY"].Value != "20m" || env["CATCH_UP_HOURS"].Value != "48" {
+		t.Errorf("env = %v", env)
+	}
+	sa, err := res.MustGet("ServiceAccount", namespace, "cold-storage-exporter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa.GetAnnotations()["eks.amazonaws.com/role-arn"] == "" {
+		t.Error("ServiceAccount lacks the IRSA role annotation")
+	}
+}
+
+func checkColdTestCredentials(t *testing.T, res *render.Result) {
+	c := checkCronJob(t, cronJob(t, res, "cold-storage-exporter"), "ghcr.io/k0rdent/kof/cold-storage-exporter:2.0.0-rc.1")
+	noInlineSecrets(t, c, "S3_ACCESS_KEY", "S3_SECRET_KEY")
+	sec, err := res.MustGet("Secret", namespace, "cold-storage-exporter-s3-credentials")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := sec.Object["stringData"].(map[string]any)
+	if data["S3_ACCESS_KEY"] != "test-access" || data["S3_SECRET_KEY"] != "test-secret" {
+		t.Errorf("test Secret data = %v", data)
+	}
+	if envOf(c)["S3_INSECURE_SKIP_VERIFY"].Value != "true" {
+		t.Error("S3_INSECURE_SKIP_VERIFY not passed")
+	}
+}
