@@ -1,0 +1,96 @@
+package exporters
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kof.dev/kof/operator/bucket"
+	"kof.dev/kof/operator/coldstorage"
+	"kof.dev/kof/operator/testserver"
+	"kof.dev/kof/operator/window"
+)
+
+// TestColdStorageChartRunsTheExporter follows the user guide: the credentials Secret, `helm upgrade -i` of the
+// chart with the guide's values, then the CronJob's job template run for real (the binary with the documented env)
+// against VictoriaMetrics and MinIO; the newest closed hour lands at the documented key with its marker.
+func TestColdStorageChartRunsTheExporter(t *testing.T) {
+	vm, minio := testserver.VictoriaMetrics(t), testserver.MinIO(t)
+	ctx := context.Background()
+	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-cold", UsePathStyle: true,
+		AccessKey: testserver.MinIOAccessKey, SecretKey: testserver.MinIOSecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Create(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	h := window.Of(time.Now()).Prev()
+	var body bytes.Buffer
+	for i := 0; i < 10; i++ {
+		fmt.Fprintf(&body, "up{tenant=\"acme\",k8s_cluster_name=\"mothership\"} 1 %d\n", h.Start.Add(time.Duration(i)*time.Minute).UnixMilli())
+	}
+	resp, err := http.Post(vm.URL+"/api/v1/import/prometheus", "text/plain", &body) //nolint:noctx // loopback
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if r, err := http.Get(vm.URL + "/internal/force_flush"); err == nil { //nolint:noctx // loopback
+		_ = r.Body.Close()
+	}
+
+	createSecret(t, "cold-storage-exporter-s3-credentials", map[string]string{
+		"S3_ACCESS_KEY": testserver.MinIOAccessKey, "S3_SECRET_KEY": testserver.MinIOSecretKey,
+	})
+	rel, err := helm().Install(ctx, installRelease("cold-storage-exporter", map[string]any{
+		"sources":   "metrics",
+		"endpoints": map[string]any{"metrics": vm.URL},
+		"s3": map[string]any{
+			"bucket": "kof-cold", "endpoint": minio.URL, "usePathStyle": true,
+			"existingSecret": "cold-storage-exporter-s3-credentials",
+		},
+		"window": map[string]any{"delay": "0s", "catchUpHours": 2},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(rel.Manifest, testserver.MinIOSecretKey) {
+		t.Fatal("the S3 secret key is in the Helm release manifest")
+	}
+	var cj batchv1.CronJob
+	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "cold-storage-exporter"}, &cj); err != nil {
+		t.Fatal(err)
+	}
+	c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+	cmd := exec.Command(buildBinary(t, "cold-storage-exporter"), c.Args...)
+	cmd.Env = jobEnv(t, c)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("exporter with the job template's env: %v\n%s", err, logs.String())
+	}
+	key := coldstorage.Folder("telemetry", "acme", "mothership", h, coldstorage.Metrics) + "metrics.parquet"
+	if !strings.Contains(logs.String(), `"msg":"streaming parquet to S3","key":"`+key+`"`) {
+		t.Errorf("logs lack the user guide's line for %s:\n%s", key, logs.String())
+	}
+	if strings.Contains(logs.String(), testserver.MinIOSecretKey) {
+		t.Error("the S3 secret key is in the exporter's logs")
+	}
+	for _, k := range []string{key, filepath.Dir(key) + "/" + coldstorage.SuccessName} {
+		if _, ok, err := b.Stat(ctx, k); err != nil || !ok {
+			t.Errorf("%s: present %v, err %v", k, ok, err)
+		}
+	}
+	if err := helm().Uninstall("cold-storage-exporter", namespace); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,119 @@
+package exporters
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kof.dev/kof/chartlib/install"
+)
+
+// namespace is the release namespace of the user guide (`helm upgrade -i -n kof`).
+const namespace = "kof"
+
+// cp is the control plane of the package (TestMain); root the repository.
+var (
+	cp   *install.ControlPlane
+	root string
+	bins string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard())
+	var err error
+	if root, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	work, err := os.MkdirTemp("", "kof-exporters-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(work)
+	bins = work
+	cp, err = install.StartControlPlane(install.ControlPlaneOptions{
+		AssetsDir: filepath.Join(root, "bin"), WorkDir: work,
+		CRDDirs: []string{filepath.Join(root, "operator", "config", "crd", "bases")},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	if err := cp.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		code = 1
+	}
+	return code
+}
+
+// buildBinary builds operator/cmd/<name> into the package's work folder and returns its path.
+func buildBinary(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(bins, name)
+	cmd := exec.Command("go", "build", "-o", out, "./operator/cmd/"+name)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", name, err, b)
+	}
+	return out
+}
+
+// helm returns the Helm SDK installer of the control plane.
+func helm() *install.Helm { return &install.Helm{Kubeconfig: cp.Kubeconfig, Client: cp.Client} }
+
+// createSecret creates (or replaces) a Secret in the release namespace, as `kubectl create secret generic` does.
+func createSecret(t *testing.T, name string, data map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := cp.Client.Create(ctx, ns); err != nil && !strings.Contains(err.Error(), "already exists") {
+		t.Fatal(err)
+	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, StringData: data}
+	_ = cp.Client.Delete(ctx, s)
+	if err := cp.Client.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jobEnv returns the environment the container of the CronJob's job template gets: plain values and Secret
+// references resolved from the API server (as the kubelet does); a missing Secret or key fails the test.
+func jobEnv(t *testing.T, c corev1.Container) []string {
+	t.Helper()
+	var out []string
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			out = append(out, e.Name+"="+e.Value)
+		case e.ValueFrom.SecretKeyRef != nil:
+			var s corev1.Secret
+			ref := e.ValueFrom.SecretKeyRef
+			if err := cp.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: ref.Name}, &s); err != nil {
+				t.Fatalf("env %s: Secret %s: %v", e.Name, ref.Name, err)
+			}
+			v, ok := s.Data[ref.Key]
+			if !ok {
+				t.Fatalf("env %s: Secret %s has no key %s", e.Name, ref.Name, ref.Key)
+			}
+			out = append(out, e.Name+"="+string(v))
+		default:
+			t.Fatalf("env %s: unsupported source %+v", e.Name, e.ValueFrom)
+		}
+	}
+	return out
+}
