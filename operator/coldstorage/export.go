@@ -125,15 +125,16 @@ func New(cfg Config, opts Options) (*Exporter, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Exporter{cfg: cfg, bucket: b, log: log, now: now, owner: opts.Owner, version: opts.Version, readers: map[Source]reader{}}
+	hc := victoria.NewHTTPClient()
 	for _, s := range cfg.Sources {
 		sel := cfg.Selection[s]
 		switch s {
 		case Metrics:
-			e.readers[s] = metricsReader{api: victoria.Metrics{Endpoint: victoria.Endpoint{Base: cfg.MetricsURL}}, sel: sel}
+			e.readers[s] = metricsReader{api: victoria.Metrics{Endpoint: victoria.Endpoint{Base: cfg.MetricsURL, HTTP: hc}}, sel: sel}
 		case Logs:
-			e.readers[s] = logsReader{api: victoria.Logs{Endpoint: victoria.Endpoint{Base: cfg.LogsURL}}, sel: sel}
+			e.readers[s] = logsReader{api: victoria.Logs{Endpoint: victoria.Endpoint{Base: cfg.LogsURL, HTTP: hc}}, sel: sel}
 		case Traces:
-			e.readers[s] = logsReader{api: victoria.Logs{Endpoint: victoria.Endpoint{Base: cfg.TracesURL}}, sel: sel, spans: true}
+			e.readers[s] = logsReader{api: victoria.Logs{Endpoint: victoria.Endpoint{Base: cfg.TracesURL, HTTP: hc}}, sel: sel, spans: true}
 		}
 	}
 	return e, nil

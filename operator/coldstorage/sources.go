@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"kof.dev/kof/operator/columnar"
 	"kof.dev/kof/operator/victoria"
@@ -144,20 +143,22 @@ func (m metricsReader) values(ctx context.Context, label string, h window.Hour, 
 }
 
 func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, out io.Writer, opts columnar.Options) (columnar.Summary, error) {
-	w := columnar.New[columnar.MetricRow](out, opts)
+	w := columnar.NewMetricWriter(out, opts)
 	sel := m.selector(matcher(m.sel.Tenant, p.TenantValues), matcher(m.sel.Cluster, p.ClusterValues))
+	var labels [][2]string
 	err := m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
-		labels := make(map[string]string, len(s.Labels))
+		labels = labels[:0]
 		name := ""
 		for _, l := range s.Labels {
 			if l.Name == "__name__" {
 				name = l.Value
 				continue
 			}
-			labels[l.Name] = l.Value
+			labels = append(labels, [2]string{l.Name, l.Value})
 		}
+		w.Series(name, labels)
 		for i, ts := range s.Timestamps {
-			if err := w.Write(columnar.MetricRow{Timestamp: time.UnixMilli(ts).UTC(), MetricName: name, Value: s.Values[i], Labels: labels}); err != nil {
+			if err := w.Sample(ts, s.Values[i]); err != nil {
 				return err
 			}
 		}

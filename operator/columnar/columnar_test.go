@@ -1,0 +1,81 @@
+package columnar
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
+)
+
+// TestMetricColumns checks the leaf column indexes MetricWriter relies on.
+func TestMetricColumns(t *testing.T) {
+	s := parquet.SchemaOf(MetricRow{})
+	want := map[int][]string{
+		colTimestamp: {"timestamp"}, colMetricName: {"metric_name"}, colValue: {"value"},
+		colLabelKey: {"labels", "key_value", "key"}, colLabelValue: {"labels", "key_value", "value"},
+	}
+	for idx, path := range want {
+		leaf, ok := s.Lookup(path...)
+		if !ok || leaf.ColumnIndex != idx {
+			t.Errorf("column %v: index %d (found %v), want %d", path, leaf.ColumnIndex, ok, idx)
+		}
+	}
+}
+
+// TestMetricWriterRoundTrip writes series with MetricWriter, reads the rows back as MetricRow values and checks
+// them and the summary.
+func TestMetricWriterRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewMetricWriter(&buf, Options{RowGroupRows: 3})
+	w.Series("up", [][2]string{{"job", "a"}, {"tenant", "t"}})
+	for i := int64(0); i < 4; i++ {
+		if err := w.Sample(1000*i, float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Series("bare", nil)
+	if err := w.Sample(5000, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Rows != 5 || sum.Bytes != int64(buf.Len()) || !sum.MinTime.Equal(time.UnixMilli(0)) || !sum.MaxTime.Equal(time.UnixMilli(5000)) {
+		t.Errorf("summary = %+v", sum)
+	}
+	rows, err := parquet.Read[MetricRow](bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 5 {
+		t.Fatalf("read %d rows, want 5", len(rows))
+	}
+	want := MetricRow{Timestamp: time.UnixMilli(3000).UTC(), MetricName: "up", Value: 3, Labels: map[string]string{"job": "a", "tenant": "t"}}
+	got := rows[3]
+	got.Timestamp = got.Timestamp.UTC()
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("row 3 (-want +got):\n%s", d)
+	}
+	if rows[4].MetricName != "bare" || len(rows[4].Labels) != 0 {
+		t.Errorf("row 4 = %+v, want bare with no labels", rows[4])
+	}
+}
+
+// TestWriterSummary checks the generic writer's summary against the bytes written.
+func TestWriterSummary(t *testing.T) {
+	var buf bytes.Buffer
+	w := New[LogRow](&buf, Options{})
+	for _, s := range []string{"2026-06-29T17:00:00.5Z", "2026-06-29T16:59:59Z"} {
+		ts, _ := time.Parse(time.RFC3339Nano, s)
+		if err := w.Write(LogRow{Timestamp: ts, Body: "x"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := w.Close()
+	if err != nil || sum.Rows != 2 || sum.Bytes != int64(buf.Len()) || sum.MinTime.Format(time.RFC3339) != "2026-06-29T16:59:59Z" {
+		t.Errorf("summary = %+v, %v", sum, err)
+	}
+}
