@@ -48,8 +48,8 @@ func BenchmarkExportMetrics(b *testing.B) {
 	}
 	now := time.Now()
 	sizes := []struct {
-		name    string
-		samples int
+		name      string
+		samples   int
 		hoursBack int
 	}{{"1M", 1_000_000, 3}, {"5M", 5_000_000, 2}}
 	peaks := map[string]int64{}

@@ -10,7 +10,7 @@ import (
 func TestCheckValuesExporterCharts(t *testing.T) {
 	cases := []struct {
 		chart, good, bad string
-		want            []string
+		want             []string
 	}{
 		{"cold-storage-exporter", "testdata/cold-values.yaml", "testdata/cold-values-typo.yaml",
 			[]string{"s3.usePathstyle: unknown key; did you mean usePathStyle?", "s3.existingSecret: wrong type"}},
