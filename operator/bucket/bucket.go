@@ -306,6 +306,17 @@ func (b *Bucket) Ping(ctx context.Context) error {
 	return nil
 }
 
+// SetDefaultRetention sets the bucket's default object lock retention (mode GOVERNANCE or COMPLIANCE, days); the
+// bucket must have been created with object lock.
+func (b *Bucket) SetDefaultRetention(ctx context.Context, mode string, days uint) error {
+	m := minio.RetentionMode(mode)
+	unit := minio.Days
+	if err := b.client.SetObjectLockConfig(ctx, b.name, &m, &days, &unit); err != nil {
+		return b.fail("PUT ?object-lock", "", err)
+	}
+	return nil
+}
+
 // Create makes the bucket, with object lock when objectLock is set (tests and first setup).
 func (b *Bucket) Create(ctx context.Context, objectLock bool) error {
 	if err := b.client.MakeBucket(ctx, b.name, minio.MakeBucketOptions{ObjectLocking: objectLock}); err != nil {

@@ -86,6 +86,6 @@ func newRoot(s streams) *cobra.Command {
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newBundleCommand(s),
-		newDemoCommand(s), newCollectorCommand(s))
+		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s))
 	return root
 }
