@@ -120,7 +120,9 @@ func Folder(stream, tenant string, h window.Hour) string {
 }
 
 // SeriesPrefix returns the folder of all windows of one stream and tenant.
-func SeriesPrefix(stream, tenant string) string { return Root + "/" + stream + "/" + escape(tenant) + "/" }
+func SeriesPrefix(stream, tenant string) string {
+	return Root + "/" + stream + "/" + escape(tenant) + "/"
+}
 
 // ParseKey splits an object key of the layout into stream, tenant, window and object name; ok is false for keys
 // outside it (the key folder, foreign objects).
