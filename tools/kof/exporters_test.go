@@ -14,6 +14,8 @@ func TestCheckValuesExporterCharts(t *testing.T) {
 	}{
 		{"cold-storage-exporter", "testdata/cold-values.yaml", "testdata/cold-values-typo.yaml",
 			[]string{"s3.usePathstyle: unknown key; did you mean usePathStyle?", "s3.existingSecret: wrong type"}},
+		{"audit-logs-exporter", "testdata/audit-values.yaml", "testdata/audit-values-typo.yaml",
+			[]string{"complianceMod: unknown key; did you mean complianceMode?", "window.catchUpHours: wrong type"}},
 	}
 	for _, c := range cases {
 		if code, out, errOut := kof(t, "check", "values", "--charts", "../../charts", "--chart", c.chart, "-f", c.good); code != exitClean {

@@ -7,13 +7,16 @@ import (
 )
 
 // exporterCharts are the charts of this package.
-var exporterCharts = []string{"cold-storage-exporter"}
+var exporterCharts = []string{"cold-storage-exporter", "audit-logs-exporter"}
 
 // semantic holds the assertions of every golden case, keyed `<chart>/<case>`.
 var semantic = map[string]func(t *testing.T, res *render.Result){
-	"cold-storage-exporter/01-minio":            checkColdMinIO,
-	"cold-storage-exporter/02-aws-irsa":         checkColdIRSA,
-	"cold-storage-exporter/03-test-credentials": checkColdTestCredentials,
+	"cold-storage-exporter/01-minio":               checkColdMinIO,
+	"cold-storage-exporter/02-aws-irsa":            checkColdIRSA,
+	"cold-storage-exporter/03-test-credentials":    checkColdTestCredentials,
+	"audit-logs-exporter/01-minio":                 checkAuditMinIO,
+	"audit-logs-exporter/02-compliance-irsa":       checkAuditComplianceIRSA,
+	"audit-logs-exporter/03-hmac-test-credentials": checkAuditHMAC,
 }
 
 func checkColdMinIO(t *testing.T, res *render.Result) {
