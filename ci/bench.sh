@@ -5,7 +5,8 @@
 #     (chartlib/fleet; helm does layer 1 only, so the comparison favours helm).
 # Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator at
 # 20 regional + 1,000 child clusters; the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
-# export read (samples/s, MB/s, ratio, peak RSS). BENCH_FILTER (a grep -E pattern over package paths) runs a subset.
+# export read (samples/s, MB/s, ratio, peak RSS); the audit-logs exporter against the raw LogsQL read (events/s, ratio,
+# peak RSS). BENCH_FILTER (a grep -E pattern over package paths) runs a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -43,6 +44,7 @@ bench ./operator/rules/ . 1x
 bench ./operator/promxy/ . 1x
 bench ./operator/internal/scale/ . 1x
 bench ./operator/coldstorage/ . 3x
+bench ./operator/auditlog/ . 3x
 
 echo
 echo "== comparisons (same run)"

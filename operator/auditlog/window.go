@@ -23,18 +23,25 @@ type encoded struct {
 	sha256 string
 }
 
-// query returns the LogsQL query of a series' events in h, sorted so the same events always give the same bytes.
+// query returns the LogsQL query of a series' events in h.
 func (e *Exporter) query(s *series, h window.Hour) string {
+	return Query(e.cfg.TenantField, s.values, h)
+}
+
+// Query returns the LogsQL query the exporter reads one window of one series with: the window's time filter, an
+// exact match of tenantField against each of values ("" = the field is missing), sorted by time, stream and message
+// so the same events always give the same bytes.
+func Query(tenantField string, values []string, h window.Hour) string {
 	q := victoria.TimeFilter(h) + " "
-	if len(s.values) == 1 {
-		q += victoria.Exact(e.cfg.TenantField, s.values[0])
+	if len(values) == 1 {
+		q += victoria.Exact(tenantField, values[0])
 	} else {
 		q += "("
-		for i, v := range s.values {
+		for i, v := range values {
 			if i > 0 {
 				q += " or "
 			}
-			q += victoria.Exact(e.cfg.TenantField, v)
+			q += victoria.Exact(tenantField, v)
 		}
 		q += ")"
 	}
