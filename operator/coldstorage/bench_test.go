@@ -64,6 +64,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 			var rawBytes int64
 			var rawTime, expTime time.Duration
 			var peak int64
+			var cpu time.Duration
 			for i := 0; i < b.N; i++ {
 				start := time.Now()
 				n, err := victoria.Metrics{Endpoint: victoria.Endpoint{Base: vm.URL, HTTP: victoria.NewHTTPClient()}}.Raw(ctx, sel, h, io.Discard)
@@ -92,6 +93,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss<<10 > peak {
 					peak = ru.Maxrss << 10
 				}
+				cpu = best(cpu, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 			}
 			n := 1.0 // rates of the best run of each (the machine is shared; the best run is the least disturbed)
 			expRate := float64(sz.samples) * n / expTime.Seconds()
@@ -102,6 +104,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 			b.ReportMetric(float64(rawBytes)*n/rawTime.Seconds()/1e6, "raw-MB/s")
 			b.ReportMetric(expRate/rawRate, "ratio-to-raw")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(sz.samples), "exporter-cpu-ns/sample")
 			peaks[sz.name] = peak
 			if expRate/rawRate < 0.6 {
 				b.Errorf("exporter at %.0f samples/s is %.2f of the raw read (%.0f samples/s); want at least 0.6", expRate, expRate/rawRate, rawRate)
