@@ -41,19 +41,25 @@ const (
 
 // Manifest describes one exported window of one stream and tenant. It holds hashes and names, never key material.
 type Manifest struct {
-	Format      string    `json:"format"`
-	Stream      string    `json:"stream"`
-	Tenant      string    `json:"tenant"`
+	// Format is the manifest version (Format).
+	Format string `json:"format"`
+	// Stream and Tenant of the window's folder.
+	Stream string `json:"stream"`
+	Tenant string `json:"tenant"`
+	// WindowStart and WindowEnd bound the window [start, end).
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
-	EventCount  int64     `json:"event_count"`
-	Data        DataFile  `json:"data"`
+	// EventCount is the number of lines of the data object.
+	EventCount int64 `json:"event_count"`
+	// Data describes the data object.
+	Data DataFile `json:"data"`
 	// PreviousWindow is the start of the previous exported window of this stream and tenant (nil for the first);
 	// PreviousManifestSHA256 the hex sha256 of that window's manifest.json bytes.
 	PreviousWindow         *time.Time `json:"previous_window,omitempty"`
 	PreviousManifestSHA256 string     `json:"previous_manifest_sha256"`
-	Producer               string     `json:"producer"`
-	Version                string     `json:"version"`
+	// Producer and Version of the exporter that wrote the window.
+	Producer string `json:"producer"`
+	Version  string `json:"version"`
 	// Algorithm (AlgEd25519 or AlgHMACSHA256) and KeyID of the signature in manifest.json.sig.
 	Algorithm string `json:"signing_algorithm"`
 	KeyID     string `json:"key_id"`
@@ -61,6 +67,7 @@ type Manifest struct {
 
 // DataFile is the data object of a window.
 type DataFile struct {
+	// Name is the object name in the window folder; Size its bytes; SHA256 its hex sha256.
 	Name   string `json:"name"`
 	Size   int64  `json:"size"`
 	SHA256 string `json:"sha256"`
