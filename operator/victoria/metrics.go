@@ -99,7 +99,11 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 	if err != nil {
 		return fmt.Errorf("parse: %w", err)
 	}
-	metric, err := v.Get("metric").Object()
+	mv, err := member(v, "metric")
+	if err != nil {
+		return err
+	}
+	metric, err := mv.Object()
 	if err != nil {
 		return fmt.Errorf("field metric: %w", err)
 	}
@@ -107,11 +111,19 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 	metric.Visit(func(k []byte, lv *fastjson.Value) {
 		s.Labels = append(s.Labels, Label{Name: string(k), Value: string(lv.GetStringBytes())})
 	})
-	vals, err := v.Get("values").Array()
+	vv, err := member(v, "values")
+	if err != nil {
+		return err
+	}
+	vals, err := vv.Array()
 	if err != nil {
 		return fmt.Errorf("field values: %w", err)
 	}
-	tss, err := v.Get("timestamps").Array()
+	tv, err := member(v, "timestamps")
+	if err != nil {
+		return err
+	}
+	tss, err := tv.Array()
 	if err != nil {
 		return fmt.Errorf("field timestamps: %w", err)
 	}
@@ -131,6 +143,18 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 		s.Values, s.Timestamps = append(s.Values, f), append(s.Timestamps, t)
 	}
 	return nil
+}
+
+// member returns field name of object v, or an error naming it when it is missing (fastjson returns nil).
+func member(v *fastjson.Value, name string) (*fastjson.Value, error) {
+	if v.Type() != fastjson.TypeObject {
+		return nil, fmt.Errorf("line is %s, want an object", v.Type())
+	}
+	m := v.Get(name)
+	if m == nil {
+		return nil, fmt.Errorf("field %s: missing", name)
+	}
+	return m, nil
 }
 
 // sampleValue reads a sample value: a JSON number, or the strings VictoriaMetrics writes for special values

@@ -1,0 +1,61 @@
+package victoria
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fastjson"
+)
+
+func TestLinesLongAndLast(t *testing.T) {
+	long := strings.Repeat("x", 3<<20) // longer than the reader's buffer
+	in := "a\n\n" + long + "\nlast-without-newline"
+	var got []string
+	if err := Lines(strings.NewReader(in), func(l []byte) error { got = append(got, string(l)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0] != "a" || got[1] != long || got[2] != "last-without-newline" {
+		t.Errorf("lines = %d (%q...), want a, the long line and the last line", len(got), got[0])
+	}
+}
+
+func TestDecodeSeries(t *testing.T) {
+	var p fastjson.Parser
+	s := &Series{}
+	line := `{"metric":{"__name__":"up","job":"a"},"values":[1,"NaN",null,2.5],"timestamps":[1000,2000,3000,4000]}`
+	if err := decodeSeries(&p, []byte(line), s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Labels) != 2 || s.Labels[0] != (Label{"__name__", "up"}) || s.Values[0] != 1 || !math.IsNaN(s.Values[1]) ||
+		!math.IsNaN(s.Values[2]) || s.Values[3] != 2.5 || s.Timestamps[3] != 4000 {
+		t.Errorf("series = %+v", s)
+	}
+	// A line without "metric" once dereferenced a nil value: every malformed line must be an error, never a panic.
+	for _, bad := range []string{`{"metric":{},"values":[1],"timestamps":[]}`, `{"values":[1],"timestamps":[1]}`, `not json`, `[1]`, `{"metric":{}}`} {
+		if err := decodeSeries(&p, []byte(bad), s); err == nil {
+			t.Errorf("decodeSeries(%s): want an error", bad)
+		}
+	}
+}
+
+func TestHTTPErrorNamesURLAndStatus(t *testing.T) {
+	err := &HTTPError{Method: "GET", URL: "http://vmselect:8481/api/v1/export", Status: 503, Body: "unavailable\n"}
+	if got := err.Error(); got != "GET http://vmselect:8481/api/v1/export: HTTP 503: unavailable" {
+		t.Errorf("Error() = %q", got)
+	}
+	if got := Exact("k8s.cluster.name", `a"b`); got != `"k8s.cluster.name":="a\"b"` {
+		t.Errorf("Exact = %s", got)
+	}
+}
+
+// FuzzDecodeSeries checks that no export line makes the decoder panic.
+func FuzzDecodeSeries(f *testing.F) {
+	for _, s := range []string{`{"metric":{"a":"b"},"values":[1],"timestamps":[1]}`, `{"metric":1}`, `{}`, `[]`, `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		var p fastjson.Parser
+		_ = decodeSeries(&p, []byte(line), &Series{})
+	})
+}
