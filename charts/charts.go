@@ -1,6 +1,6 @@
 // Package charts holds KOF's Helm charts, one folder each, and embeds them in the Go programs that import it, so
 // that `kof render` renders the charts it was built with from any folder (go:embed; every file of every `kof*`
-// chart folder, dotfiles and `_` files included, as Helm's directory loader reads them).
+// and exporter chart folder, dotfiles and `_` files included, as Helm's directory loader reads them).
 package charts
 
 import (
@@ -10,7 +10,7 @@ import (
 
 // embedded is every chart folder; an embed.FS cannot be written.
 //
-//go:embed all:kof all:kof-*
+//go:embed all:kof all:kof-* all:cold-storage-exporter all:audit-logs-exporter
 var embedded embed.FS
 
 // FS returns the embedded charts: folder `<chart>/` per chart (e.g. `kof/Chart.yaml`, `kof-storage/templates/`),

@@ -9,6 +9,13 @@ import (
 	"kof.dev/kof/chartlib/render"
 )
 
+// requiredValues are charts whose defaults alone cannot render (the user must name a bucket): their defaults case
+// must fail with a message naming the key, and every ci/ case must validate.
+var requiredValues = map[string]string{
+	"cold-storage-exporter": "s3.bucket is required",
+	"audit-logs-exporter":   "s3.bucket is required",
+}
+
 // TestRepositoryChartsValidate renders every chart of the repository with its defaults and with each
 // ci/*-values.yaml file, and requires every rendered object to pass its API schema and KOF's rules.
 func TestRepositoryChartsValidate(t *testing.T) {
@@ -41,6 +48,12 @@ func TestRepositoryChartsValidate(t *testing.T) {
 					opts.ValuesFiles = []string{f}
 				}
 				set, err := render.Chart(context.Background(), opts)
+				if want, ok := requiredValues[filepath.Base(dir)]; ok && f == "" {
+					if err == nil || !strings.Contains(err.Error(), want) {
+						t.Fatalf("defaults: %v; want an error containing %q", err, want)
+					}
+					return
+				}
 				if err != nil {
 					t.Fatal(err)
 				}
