@@ -60,7 +60,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 		}
 		ingestSamples(b, vm, h, sz.samples)
 		b.Run(sz.name, func(b *testing.B) {
-			sel := `{__name__!="",tenant="bench",k8s_cluster_name="bench"}`
+			sel := `{__name__!="",tenant="bench",cluster="bench"}`
 			var rawBytes int64
 			var rawTime, expTime time.Duration
 			var peak int64
@@ -138,7 +138,7 @@ func ingestSamples(b *testing.B, vm *testserver.Server, h window.Hour, samples i
 		step := int64(time.Hour/time.Millisecond) / int64(per)
 		var line []byte
 		for s := 0; s < benchSeries; s++ {
-			prefix := fmt.Sprintf(`container_cpu_usage_seconds_total{tenant="bench",k8s_cluster_name="bench",namespace="ns-%d",pod="pod-%d",container="app"} `, s%20, s)
+			prefix := fmt.Sprintf(`container_cpu_usage_seconds_total{tenant="bench",cluster="bench",namespace="ns-%d",pod="pod-%d",container="app"} `, s%20, s)
 			for i := 0; i < per; i++ {
 				line = append(line[:0], prefix...)
 				line = strconv.AppendFloat(line, float64(i)*0.25, 'f', -1, 64)

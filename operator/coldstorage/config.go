@@ -89,11 +89,11 @@ const (
 )
 
 // DefaultSelection returns the tenant and cluster fields of KOF's own data: the `tenant` label/field of the VMUser
-// routes (`resource_attr:tenant` for traces) and the `k8s.cluster.name` resource attribute of KOF's collectors
-// (`k8s_cluster_name` once Prometheus remote write has converted it into a label).
+// routes (`resource_attr:tenant` for traces), the `cluster` label KOF's collectors add to every metric
+// (charts/kof-collectors, prometheusremotewrite external labels) and their `k8s.cluster.name` resource attribute.
 func DefaultSelection() map[Source]Selection {
 	return map[Source]Selection{
-		Metrics: {Tenant: "tenant", Cluster: "k8s_cluster_name"},
+		Metrics: {Tenant: "tenant", Cluster: "cluster"},
 		Logs:    {Tenant: "tenant", Cluster: "k8s.cluster.name"},
 		Traces:  {Tenant: "resource_attr:tenant", Cluster: "resource_attr:k8s.cluster.name"},
 	}

@@ -146,7 +146,7 @@ func (s *stack) ingest(t testing.TB) {
 		for _, h := range hours {
 			for _, ts := range sampleTimes(h) {
 				for _, job := range []string{"kubelet", "node"} {
-					labels := fmt.Sprintf(`k8s_cluster_name=%q,job=%q`, o.cluster, job)
+					labels := fmt.Sprintf(`cluster=%q,job=%q`, o.cluster, job)
 					if o.tenant != "" {
 						labels += fmt.Sprintf(`,tenant=%q`, o.tenant)
 					}

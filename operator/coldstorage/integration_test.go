@@ -143,8 +143,8 @@ func (s *stack) checkColumns(t *testing.T, key string, k folderKey, tb *table) {
 		}
 		names := tb.strs("metric_name")
 		for i, l := range tb.maps("labels") {
-			if l["k8s_cluster_name"] != k.cluster || l["tenant"] != tenant || (l["job"] != "kubelet" && l["job"] != "node") || names[i] != "up" {
-				t.Fatalf("%s row %d: metric %s labels %v; want up with k8s_cluster_name=%s tenant=%q and a job", key, i, names[i], l, k.cluster, tenant)
+			if l["cluster"] != k.cluster || l["tenant"] != tenant || (l["job"] != "kubelet" && l["job"] != "node") || names[i] != "up" {
+				t.Fatalf("%s row %d: metric %s labels %v; want up with cluster=%s tenant=%q and a job", key, i, names[i], l, k.cluster, tenant)
 			}
 		}
 		_ = tb.floats("value")

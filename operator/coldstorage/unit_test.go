@@ -37,7 +37,7 @@ func TestGroupMapsMissingValues(t *testing.T) {
 }
 
 func TestSelectorsAreExact(t *testing.T) {
-	if got := matcher("k8s_cluster_name", []string{"child"}); got != `k8s_cluster_name="child"` {
+	if got := matcher("cluster", []string{"child"}); got != `cluster="child"` {
 		t.Errorf("matcher = %s", got)
 	}
 	if got := matcher("tenant", []string{"", "a.b"}); got != `tenant=~"(?:|a\\.b)"` {

@@ -37,7 +37,7 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	h := window.Of(time.Now()).Prev()
 	var body bytes.Buffer
 	for i := 0; i < 10; i++ {
-		fmt.Fprintf(&body, "up{tenant=\"acme\",k8s_cluster_name=\"mothership\"} 1 %d\n", h.Start.Add(time.Duration(i)*time.Minute).UnixMilli())
+		fmt.Fprintf(&body, "up{tenant=\"acme\",cluster=\"mothership\"} 1 %d\n", h.Start.Add(time.Duration(i)*time.Minute).UnixMilli())
 	}
 	resp, err := http.Post(vm.URL+"/api/v1/import/prometheus", "text/plain", &body) //nolint:noctx // loopback
 	if err != nil {
