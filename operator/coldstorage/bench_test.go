@@ -106,6 +106,9 @@ func BenchmarkExportMetrics(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(sz.samples), "exporter-cpu-ns/sample")
 			peaks[sz.name] = peak
+			fmt.Printf("%s: exporter %.0f samples/s %.1f MB/s (CPU %.0f ns/sample), raw %.0f samples/s %.1f MB/s, ratio %.2f, peak RSS %.1f MiB\n",
+				sz.name, expRate, float64(rawBytes)/expTime.Seconds()/1e6, float64(cpu.Nanoseconds())/float64(sz.samples),
+				rawRate, float64(rawBytes)/rawTime.Seconds()/1e6, expRate/rawRate, float64(peak)/(1<<20))
 			if expRate/rawRate < 0.6 {
 				b.Errorf("exporter at %.0f samples/s is %.2f of the raw read (%.0f samples/s); want at least 0.6", expRate, expRate/rawRate, rawRate)
 			}
