@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 	"kof.dev/kof/chartlib/manifest"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
@@ -21,9 +21,9 @@ import (
 var shared *env
 
 // installScenario installs the scenario on the shared control plane and stops its operator when the test ends.
-func installScenario(t *testing.T, name string) *install.Installation {
+func installScenario(t *testing.T, name string) *harness.Installation {
 	t.Helper()
-	sc, err := install.LoadScenario(shared.scenariosDir, name)
+	sc, err := harness.LoadScenario(shared.scenariosDir, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func installScenario(t *testing.T, name string) *install.Installation {
 }
 
 // waitOperator waits for every object the operator must make and fails the test for each one missing.
-func waitOperator(t *testing.T, in *install.Installation) []install.Expected {
+func waitOperator(t *testing.T, in *harness.Installation) []harness.Expected {
 	t.Helper()
 	got, err := in.WaitOperator(context.Background(), operatorWait)
 	if err != nil {
@@ -205,10 +205,10 @@ func crdExists(t *testing.T, name string) bool {
 }
 
 // deleteClusters deletes every ClusterDeployment of the scenario (the user removing the clusters from KOF).
-func deleteClusters(t *testing.T, in *install.Installation) {
+func deleteClusters(t *testing.T, in *harness.Installation) {
 	t.Helper()
 	for _, o := range in.Scenario.Clusters {
-		if o.GetKind() != install.KindClusterDeployment {
+		if o.GetKind() != harness.KindClusterDeployment {
 			continue
 		}
 		if err := c().Delete(context.Background(), o.DeepCopy()); client.IgnoreNotFound(err) != nil {
@@ -217,7 +217,7 @@ func deleteClusters(t *testing.T, in *install.Installation) {
 	}
 	eventually(t, operatorWait, func() string {
 		for _, o := range in.Scenario.Clusters {
-			if o.GetKind() == install.KindClusterDeployment && exists(t, o) {
+			if o.GetKind() == harness.KindClusterDeployment && exists(t, o) {
 				return "ClusterDeployment " + o.GetName() + " still exists (operator finalizer not removed)"
 			}
 		}

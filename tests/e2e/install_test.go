@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/chartlib/fleet"
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 )
 
 // The KOF CRDs the kof-mothership chart installs from crds/ (Helm's keep policy: never deleted on uninstall).
@@ -80,7 +80,7 @@ func TestRegionlessInstallUninstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertReceives(t, f, install.ManagementCluster, "kof-storage")
+	assertReceives(t, f, harness.ManagementCluster, "kof-storage")
 	assertReceives(t, f, "child-1", "kof-collectors")
 	if r := f.Cluster("regional-1"); r == nil || r.Service("kof-storage") != nil {
 		t.Errorf("regional-1 receives kof-storage in regionless mode (cluster %v)", r)
@@ -92,7 +92,7 @@ func TestRegionlessInstallUninstall(t *testing.T) {
 
 // assertFluxOrder checks the local Flux stand-in installed the local KOF charts once each, operators before the
 // mothership before the regional and child charts, and skipped the third-party VictoriaMetrics operator.
-func assertFluxOrder(t *testing.T, rels []install.FluxRelease) {
+func assertFluxOrder(t *testing.T, rels []harness.FluxRelease) {
 	t.Helper()
 	pos := map[string]int{}
 	for i, r := range rels {
@@ -142,7 +142,7 @@ func assertReceives(t *testing.T, f *fleet.Fleet, cluster string, services ...st
 // upgradeKeepsCredentialsAndLeavesNoOrphans runs `helm upgrade` with one operator replica and the default
 // PrometheusRules off: the umbrella and kof-mothership reach revision 2, the operator restarts (its Deployment
 // changed) and keeps every credential it made, and the objects the upgrade dropped are gone.
-func upgradeKeepsCredentialsAndLeavesNoOrphans(t *testing.T, in *install.Installation) {
+func upgradeKeepsCredentialsAndLeavesNoOrphans(t *testing.T, in *harness.Installation) {
 	t.Helper()
 	ctx := context.Background()
 	before := credentials(t)
@@ -204,7 +204,7 @@ func upgradeKeepsCredentialsAndLeavesNoOrphans(t *testing.T, in *install.Install
 
 // uninstallLeavesCRDsAndNoOperatorObjects runs `helm uninstall kof`: no KOF release is left, the KOF CRDs stay,
 // the operator process stops with its Deployment, and no cluster-scoped object made by the operator remains.
-func uninstallLeavesCRDsAndNoOperatorObjects(t *testing.T, in *install.Installation) {
+func uninstallLeavesCRDsAndNoOperatorObjects(t *testing.T, in *harness.Installation) {
 	t.Helper()
 	eventually(t, operatorWait, func() string {
 		if left := operatorClusterScoped(t); len(left) > 0 {

@@ -1,6 +1,6 @@
 // Package e2e installs KOF for real on one local control plane (kube-apiserver and etcd from bin/) shared by every
 // test of the package: the umbrella chart through the Helm SDK, the components through the local Flux stand-in, the
-// kof-operator as a process reacting to real ClusterDeployments (chartlib/install). The tests run one after the
+// kof-operator as a process reacting to real ClusterDeployments (internal/harness). The tests run one after the
 // other on that control plane, each installing a scenario, asserting on the API server's contents, upgrading and
 // uninstalling it again.
 package e2e
@@ -17,12 +17,12 @@ import (
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 )
 
 // env is the control plane every test of the package uses (started in TestMain).
 type env struct {
-	session      *install.Session
+	session      *harness.Session
 	scenariosDir string
 }
 
@@ -47,7 +47,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(work)
-	s, err := install.StartSession(context.Background(), install.SessionOptions{Root: root, WorkDir: work,
+	s, err := harness.StartSession(context.Background(), harness.SessionOptions{Root: root, WorkDir: work,
 		Progress: func(format string, args ...any) {
 			if testing.Verbose() {
 				fmt.Printf("e2e: "+format+"\n", args...)

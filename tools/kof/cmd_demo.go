@@ -9,12 +9,12 @@ import (
 	"github.com/spf13/cobra"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 )
 
-// newDemoCommand returns `kof demo`: the flags of install.Demo; the flow itself lives in chartlib/install.
+// newDemoCommand returns `kof demo`: the flags of harness.Demo; the flow itself lives in internal/harness.
 func newDemoCommand(s streams) *cobra.Command {
-	opts := install.DemoOptions{}
+	opts := harness.DemoOptions{}
 	root := "."
 	scenarios := ""
 	cmd := &cobra.Command{
@@ -42,7 +42,7 @@ missing, the install or the operator failed).`,
 			opts.Out = s.out
 			// The control plane helpers log through controller-runtime; the demo prints its own progress lines.
 			ctrllog.SetLogger(logr.Discard())
-			res, err := install.Demo(cmd.Context(), opts)
+			res, err := harness.Demo(cmd.Context(), opts)
 			if err != nil {
 				return failed(err)
 			}
@@ -60,7 +60,7 @@ missing, the install or the operator failed).`,
 	f.StringVar(&scenarios, "scenarios", "", "folder of scenarios (default <root>/tests/scenarios/testdata)")
 	f.StringVar(&opts.OutDir, "out", "", "output folder (default <root>/out/<scenario>)")
 	f.StringVar(&root, "root", ".", "repository root (charts/, operator/, bin/)")
-	f.DurationVar(&opts.OperatorWait, "operator-wait", install.DefaultOperatorWait,
+	f.DurationVar(&opts.OperatorWait, "operator-wait", harness.DefaultOperatorWait,
 		"how long to wait for the kof-operator's objects")
 	return cmd
 }

@@ -1,4 +1,4 @@
-// Package install installs KOF for real on a local control plane, with nothing but Go: a kube-apiserver and etcd
+// Package harness installs KOF for real on a local control plane, with nothing but Go: a kube-apiserver and etcd
 // from bin/ (controller-runtime envtest), the CRDs KOF uses, a Helm SDK install of the umbrella chart, a local
 // stand-in for Flux that installs each HelmRelease's local chart, the kof-operator as a process reacting to real
 // ClusterDeployments, and the fleet render fed with the operator's live objects. Demo runs the whole flow behind
@@ -6,7 +6,7 @@
 //
 // Sources: docs/design.md ("The system in one picture", "Data flow of kof render"); envtest facts (no
 // controller-manager, strict field validation) in docs/design.md, "Testing against a real API server".
-package install
+package harness
 
 import (
 	"errors"
