@@ -197,23 +197,6 @@ func TestDuplicateClusterDeployment(t *testing.T) {
 	}
 }
 
-func TestInstallOrder(t *testing.T) {
-	got := installOrder([]Release{
-		{Name: "c", hr: "x/c", DependsOn: []string{"x/b"}},
-		{Name: "a", hr: "x/a"},
-		{Name: "b", hr: "x/b", DependsOn: []string{"x/a"}},
-		{Name: "loop1", hr: "x/loop1", DependsOn: []string{"x/loop2"}},
-		{Name: "loop2", hr: "x/loop2", DependsOn: []string{"x/loop1"}},
-	})
-	var order []string
-	for _, r := range got {
-		order = append(order, r.Name)
-	}
-	if want := "a b c loop1 loop2"; strings.Join(order, " ") != want {
-		t.Errorf("install order %v, want %s", order, want)
-	}
-}
-
 func TestWriteAndSummary(t *testing.T) {
 	f := renderFleet(t, Options{Mode: sveltos.SinglePass, Clusters: []*unstructured.Unstructured{
 		clusterTemplate("aws-standalone"), regional("r1", "us-east-2"), child("far", "eu-west-1", nil),

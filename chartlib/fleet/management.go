@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kof.dev/kof/chartlib/flux"
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/render"
 )
@@ -67,8 +68,10 @@ func (c *chartCache) get(name string) (*chart.Chart, error) {
 	return ch, nil
 }
 
-// renderManagement renders the umbrella (layer 1) and every HelmRelease whose chart is local. Any failure is
-// returned: a management cluster that cannot be rendered leaves nothing to show.
+// renderManagement renders the umbrella (layer 1) and every HelmRelease whose chart is local, in the order Flux
+// installs them (chartlib/flux reads the HelmReleases as helm-controller does). Any failure is returned, a
+// dependsOn cycle among them too (Flux would install none of them): a management cluster that cannot be rendered
+// leaves nothing to show.
 func renderManagement(ctx context.Context, opts Options, in *inputs) (*management, error) {
 	m := &management{charts: newChartCache(opts)}
 	if opts.NamespaceObject != nil {
@@ -92,7 +95,22 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 	if err := m.addReleases(ctx, set, ""); err != nil {
 		return nil, err
 	}
-	m.releases = installOrder(m.releases)
+	read := make([]flux.Release, len(m.releases))
+	for i, r := range m.releases {
+		read[i] = flux.Release{HelmRelease: r.hr, DependsOn: r.DependsOn}
+	}
+	ordered, err := flux.Order(read)
+	if err != nil {
+		return nil, fmt.Errorf("umbrella %s of %s: %w", UmbrellaChart, m.charts.where, err)
+	}
+	byHR := map[string]Release{}
+	for _, r := range m.releases {
+		byHR[r.hr] = r
+	}
+	m.releases = m.releases[:0]
+	for _, fr := range ordered {
+		m.releases = append(m.releases, byHR[fr.HelmRelease])
+	}
 	return m, nil
 }
 
@@ -100,11 +118,13 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 // those of local charts and, in turn, the HelmReleases they render (kof-operators' operators): Flux installs
 // those too, after parent, so the preview lists them as releases of the management cluster.
 func (m *management) addReleases(ctx context.Context, set *manifest.Set, parent string) error {
-	for _, hr := range set.OfKind("HelmRelease") {
-		rel, err := releaseOf(set, hr)
+	for _, hr := range set.OfKind(flux.KindHelmRelease) {
+		fr, err := flux.Read(hr, set.Get)
 		if err != nil {
 			return err
 		}
+		rel := Release{Name: fr.Name, Namespace: fr.Namespace, Chart: fr.Chart, Version: fr.Version,
+			Repository: fr.Repository, DependsOn: fr.DependsOn, Values: fr.Values, hr: fr.HelmRelease}
 		if parent != "" {
 			rel.DependsOn, rel.Parent = append(rel.DependsOn, parent), parent
 		}
@@ -124,44 +144,6 @@ func (m *management) addReleases(ctx context.Context, set *manifest.Set, parent 
 	return nil
 }
 
-// installOrder returns releases so that each comes after the releases its HelmRelease spec.dependsOn names (Flux
-// installs in that order), keeping the given order among independent releases. Releases in a dependency cycle keep
-// their given order at the end.
-func installOrder(releases []Release) []Release {
-	placed := map[string]bool{}
-	var out []Release
-	for len(out) < len(releases) {
-		progress := false
-		for _, r := range releases {
-			if placed[r.hr] || !allPlaced(r.DependsOn, placed) {
-				continue
-			}
-			placed[r.hr] = true
-			out = append(out, r)
-			progress = true
-		}
-		if !progress {
-			for _, r := range releases {
-				if !placed[r.hr] {
-					placed[r.hr] = true
-					out = append(out, r)
-				}
-			}
-		}
-	}
-	return out
-}
-
-// allPlaced reports whether every name in deps is placed.
-func allPlaced(deps []string, placed map[string]bool) bool {
-	for _, d := range deps {
-		if !placed[d] {
-			return false
-		}
-	}
-	return true
-}
-
 // renderRelease renders a local release on the management cluster with its values, name and namespace.
 func (m *management) renderRelease(ctx context.Context, rel *Release) error {
 	ch, err := m.charts.get(rel.Chart)
@@ -177,55 +159,6 @@ func (m *management) renderRelease(ctx context.Context, rel *Release) error {
 	}
 	rel.Local, rel.Objects = true, set
 	return nil
-}
-
-// releaseOf reads a Flux HelmRelease: release name (spec.releaseName, else its name), target namespace (else its
-// namespace), values, and the chart of its spec.chartRef HelmChart or inline spec.chart template with the URL of
-// the chart's HelmRepository. Source: fluxcd helm-controller api/v2 HelmReleaseSpec; source-controller api/v1
-// HelmChartSpec.
-func releaseOf(umbrella *manifest.Set, hr *unstructured.Unstructured) (Release, error) {
-	where := fmt.Sprintf("HelmRelease %s/%s", hr.GetNamespace(), hr.GetName())
-	rel := Release{Name: str(hr.Object, "spec", "releaseName"), Namespace: str(hr.Object, "spec", "targetNamespace"),
-		hr: hr.GetNamespace() + "/" + hr.GetName()}
-	deps, _, _ := unstructured.NestedSlice(hr.Object, "spec", "dependsOn")
-	for _, d := range deps {
-		dm, _ := d.(map[string]any)
-		ns := str(dm, "namespace")
-		if ns == "" {
-			ns = hr.GetNamespace()
-		}
-		rel.DependsOn = append(rel.DependsOn, ns+"/"+str(dm, "name"))
-	}
-	if rel.Name == "" {
-		rel.Name = hr.GetName()
-	}
-	if rel.Namespace == "" {
-		rel.Namespace = hr.GetNamespace()
-	}
-	if v, ok, _ := unstructured.NestedMap(hr.Object, "spec", "values"); ok {
-		rel.Values = v
-	}
-	chartSpec, ok, _ := unstructured.NestedMap(hr.Object, "spec", "chart", "spec")
-	if !ok {
-		kind, name := str(hr.Object, "spec", "chartRef", "kind"), str(hr.Object, "spec", "chartRef", "name")
-		ns := str(hr.Object, "spec", "chartRef", "namespace")
-		if ns == "" {
-			ns = hr.GetNamespace()
-		}
-		if kind != "HelmChart" {
-			return rel, fmt.Errorf("%s: spec.chartRef names a %q; the fleet renderer reads HelmChart references only", where, kind)
-		}
-		hc := umbrella.Get("HelmChart", ns, name)
-		if hc == nil {
-			return rel, fmt.Errorf("%s: HelmChart %s/%s of spec.chartRef is not rendered by the umbrella", where, ns, name)
-		}
-		chartSpec, _, _ = unstructured.NestedMap(hc.Object, "spec")
-	}
-	rel.Chart, rel.Version = str(chartSpec, "chart"), str(chartSpec, "version")
-	if repo := umbrella.Get("HelmRepository", hr.GetNamespace(), str(chartSpec, "sourceRef", "name")); repo != nil {
-		rel.Repository = str(repo.Object, "spec", "url")
-	}
-	return rel, nil
 }
 
 // str returns the string at path of obj, "" when absent or not a string.
