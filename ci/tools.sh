@@ -7,7 +7,7 @@
 #   version_line EXE   prints what the built binary says of its version
 #   want               prints the text that line must contain
 #   build OUT          builds the tool into folder OUT (as OUT/<tool>)
-# and may use the helpers below (wrapper_module, kube_module, kube_ldflags, k8s_minor).
+# and may use the helpers below (wrapper_module, replaced_module, kube_module, kube_ldflags, k8s_minor).
 #
 # Each tool is built once per version into a cache folder outside the checkout
 # (${KOF_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kof-tools}/<tool>-<version>/), so a fresh clone on the same
@@ -37,6 +37,33 @@ wrapper_module() {
     printf 'module kof.local/%sbuild\n\ngo 1.26.0\n\n%s\n' "$name" "$body" > "$dir/go.mod"
     (cd "$dir" && go mod tidy) >&2
   fi
+  echo "$dir"
+}
+
+# replaced_module NAME MODULE VERSION PKG [OVERRIDE...]: the wrapper module for a program whose go.mod has replace
+# lines: it requires MODULE@VERSION, repeats MODULE's replace lines except those to local paths (the published
+# module of that path is used instead) and those an OVERRIDE ("path => path version") names, adds each OVERRIDE, and
+# keeps the command package PKG as a tool; prints the folder. An OVERRIDE stands in for a version the module proxy
+# or the checksum database does not serve. Tidied with -e: tests of the program's own dependencies may import modules
+# the checksum database does not list; the build itself still needs every module it compiles verified in go.sum.
+replaced_module() {
+  local name="$1" module="$2" version="$3" pkg="$4" gomod dir o skip=""
+  shift 4
+  for o in "$@"; do skip+="${o%% *}"$'\n'; done
+  dir="$CACHE/src/$name-$version"
+  mkdir -p "$dir"
+  [ -f "$dir/go.sum" ] && { echo "$dir"; return; }
+  gomod="$(cd "$dir" && go mod download -json "$module@v$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  {
+    printf 'module kof.local/%sbuild\n\ngo 1.26.0\n\nrequire %s v%s\n\nreplace (\n' "$name" "$module" "$version"
+    awk '/^replace \($/ {b=1; next} b && /^\)/ {b=0; next} b {print} /^replace [^(]/ {sub(/^replace /, ""); print}' "$gomod" |
+      grep -v '=>[[:space:]]*\.' | sed 's/^[[:space:]]*//' |
+      awk -v skip="$skip" 'BEGIN {n = split(skip, s, "\n"); for (i = 1; i <= n; i++) if (s[i] != "") drop[s[i]] = 1} !($1 in drop)' |
+      sed 's/^/\t/'
+    for o in "$@"; do printf '\t%s\n' "$o"; done
+    printf ')\n\ntool %s\n' "$pkg"
+  } > "$dir/go.mod"
+  (cd "$dir" && go mod tidy -e) >&2
   echo "$dir"
 }
 

@@ -1,6 +1,7 @@
 // Package harness installs KOF for real on a local control plane, with nothing but Go: a kube-apiserver and etcd
-// from bin/ (controller-runtime envtest), the CRDs KOF uses, a Helm SDK install of the umbrella chart, a local
-// stand-in for Flux that installs each HelmRelease's local chart, the kof-operator as a process reacting to real
+// from bin/ (controller-runtime envtest), the CRDs KOF uses, the repository's charts served as a Helm repository on
+// loopback, Flux's real source-controller and helm-controller (bin/, built by ci/tools.sh) installing every KOF
+// HelmRelease from it, a Helm SDK install of the umbrella chart, the kof-operator as a process reacting to real
 // ClusterDeployments, and the fleet render fed with the operator's live objects. Demo runs the whole flow behind
 // `make demo`; the pieces serve the end-to-end tests (tests/e2e).
 //
@@ -16,8 +17,6 @@ import (
 	"sort"
 	"time"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -81,18 +80,15 @@ func CRDDirs(root string) ([]string, error) {
 	return dirs, nil
 }
 
-// Scheme returns the scheme of ControlPlane.Client: client-go's built-in kinds, apiextensions/v1 and the Flux
-// kinds the local Flux stand-in reads (HelmRelease v2, HelmChart and HelmRepository v1). It returns an error if a
-// group cannot be registered.
+// Scheme returns the scheme of ControlPlane.Client: client-go's built-in kinds and apiextensions/v1 (every other
+// kind, Flux's and KCM's too, is read as unstructured). It returns an error if a group cannot be registered.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, fmt.Errorf("add built-in kinds to scheme: %w", err)
 	}
 	adders := map[string]func(*runtime.Scheme) error{
-		"apiextensions/v1":            apiextensionsv1.AddToScheme,
-		"helm.toolkit.fluxcd.io/v2":   helmv2.AddToScheme,
-		"source.toolkit.fluxcd.io/v1": sourcev1.AddToScheme,
+		"apiextensions/v1": apiextensionsv1.AddToScheme,
 	}
 	for gv, add := range adders {
 		if err := add(s); err != nil {

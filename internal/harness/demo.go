@@ -58,7 +58,7 @@ func (r *DemoResult) Failed() bool {
 }
 
 // Demo runs the whole flow of `make demo`: control plane and CRDs, `helm install kof` with the
-// scenario's values, the local Flux stand-in, the kof-operator, the scenario's clusters, the wait for the operator's
+// scenario's values, Flux's source-controller and helm-controller installing every KOF HelmRelease, the kof-operator, the scenario's clusters, the wait for the operator's
 // objects, the fleet render fed with those live objects, the files under OutDir and the summary table. It stops
 // everything it started before it returns. A problem of one cluster (a malformed annotation, a missing operator
 // object) is reported in the summary and in DemoResult, not as an error; errors are failures of the run itself.
@@ -93,7 +93,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 	if runErr != nil || stopErr != nil {
 		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig, operator log)", work))
 	}
-	progress("stopped the kof-operator, kube-apiserver and etcd")
+	progress("stopped the kof-operator, the Flux controllers, kube-apiserver and etcd")
 	_ = os.RemoveAll(work)
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -146,7 +146,8 @@ func (o DemoOptions) outWriter() io.Writer {
 	return o.Out
 }
 
-// Render runs the fleet render with the installation's live state: the umbrella values of the scenario, the live
+// Render runs the fleet render with the installation's live state: the umbrella values installed (the scenario's
+// and Installation.Values), the live
 // `kof` namespace, ClusterTemplates and ClusterDeployments, and the operator's live ConfigMaps and Secrets as
 // fleet.Options.ManagementObjects; every object is validated (chartlib/validate). It returns the fleet and the
 // operator objects it used; the error is the render's own (per-cluster failures are inside the fleet).
@@ -170,6 +171,7 @@ func (in *Installation) Render(ctx context.Context) (*fleet.Fleet, []*unstructur
 	f, err := fleet.Render(ctx, fleet.Options{
 		ChartsDir:         filepath.Join(in.Session.Root, "charts"),
 		ValuesFiles:       []string{in.Scenario.ValuesFile},
+		Values:            in.Values,
 		ReleaseName:       UmbrellaRelease,
 		Namespace:         UmbrellaNamespace,
 		NamespaceObject:   ns,

@@ -2,14 +2,10 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -19,9 +15,6 @@ const OperatorPackage = "./operator/cmd/kof-operator"
 
 // operatorContainer is the container of the kof-mothership operator Deployment that runs kof-operator.
 const operatorContainer = "manager"
-
-// operatorStopGrace is how long Stop waits after SIGTERM before it kills the process.
-const operatorStopGrace = 10 * time.Second
 
 // BuildOperator builds OperatorPackage of the module at root into dir with `go build` (cached by Go's build
 // cache) and returns the binary's path. The error carries the compiler's output.
@@ -83,74 +76,13 @@ func localArg(a string) string {
 	return a
 }
 
-// Operator is a kof-operator running as a local process against the control plane.
-type Operator struct {
-	// LogPath is the file receiving the process's standard output and error.
-	LogPath string
-
-	cmd  *exec.Cmd
-	done chan error
-	log  *os.File
-}
-
 // StartOperator starts binary with the environment and arguments OperatorCommand derives from dep, KUBECONFIG set to
-// kubeconfig, and its output written to logPath. Only PATH and HOME are inherited from this process. It returns an
-// error when the Deployment cannot be reproduced or the process does not start.
+// kubeconfig, and its output written to logPath. Only PATH, HOME and TMPDIR are inherited from this process. It
+// returns an error when the Deployment cannot be reproduced or the process does not start.
 func StartOperator(binary, kubeconfig string, dep *appsv1.Deployment, logPath string) (*Operator, error) {
 	env, args, err := OperatorCommand(dep)
 	if err != nil {
 		return nil, err
 	}
-	log, err := os.Create(logPath)
-	if err != nil {
-		return nil, fmt.Errorf("create operator log: %w", err)
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Env = append([]string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")},
-		env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		_ = log.Close()
-		return nil, fmt.Errorf("start %s: %w", binary, err)
-	}
-	op := &Operator{LogPath: logPath, cmd: cmd, done: make(chan error, 1), log: log}
-	go func() { op.done <- cmd.Wait() }()
-	return op, nil
-}
-
-// Exited returns the process's exit error when it has already ended, and ok=false while it runs.
-func (o *Operator) Exited() (err error, ok bool) {
-	select {
-	case err := <-o.done:
-		o.done <- err // keep it for Stop
-		if err == nil {
-			err = errors.New("exited with status 0")
-		}
-		return err, true
-	default:
-		return nil, false
-	}
-}
-
-// Stop sends SIGTERM, waits up to operatorStopGrace for a clean exit and kills the process after that. It returns
-// an error when the process had to be killed or ended with an error other than the termination itself.
-func (o *Operator) Stop() error {
-	defer o.log.Close()
-	if err, ok := o.Exited(); ok {
-		return fmt.Errorf("kof-operator had stopped on its own: %w (log: %s)", err, o.LogPath)
-	}
-	_ = o.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-o.done:
-		var exit *exec.ExitError
-		if err == nil || (errors.As(err, &exit) && exit.ExitCode() <= 0) { // 0, or ended by the signal
-			return nil
-		}
-		return fmt.Errorf("kof-operator exit: %w (log: %s)", err, o.LogPath)
-	case <-time.After(operatorStopGrace):
-		_ = o.cmd.Process.Kill()
-		<-o.done
-		return fmt.Errorf("kof-operator did not stop within %s of SIGTERM; killed (log: %s)", operatorStopGrace,
-			o.LogPath)
-	}
+	return startProcess("kof-operator", binary, kubeconfig, args, env, logPath)
 }

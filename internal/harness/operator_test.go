@@ -21,7 +21,7 @@ func TestOperatorStopEndsARunningProcess(t *testing.T) {
 	if err := op.Stop(); err != nil {
 		t.Errorf("Stop of a process ended by SIGTERM: %v, want nil", err)
 	}
-	if d := time.Since(start); d >= operatorStopGrace {
+	if d := time.Since(start); d >= processStopGrace {
 		t.Errorf("Stop took %s; SIGTERM should end sleep at once", d)
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
+	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -37,6 +40,10 @@ const (
 	operatorChart          = "kof-mothership"
 )
 
+// FluxWait bounds each wait for Flux: every KOF HelmRelease Ready after an install or upgrade, every HelmRelease
+// gone after an uninstall.
+const FluxWait = 3 * time.Minute
+
 // kcmAPIVersion is the API version of ClusterDeployments and ClusterTemplates (github.com/K0rdent/kcm api/v1beta1).
 const kcmAPIVersion = "k0rdent.mirantis.com/v1beta1"
 
@@ -53,6 +60,10 @@ type Session struct {
 	Helm *Helm
 	// OperatorBinary is the built kof-operator.
 	OperatorBinary string
+	// Charts serves the repository's charts; Proxy refuses every outside address; Flux installs the HelmReleases.
+	Charts *ChartRepository
+	Proxy  *Proxy
+	Flux   *FluxControllers
 
 	progress func(format string, args ...any)
 }
@@ -68,7 +79,9 @@ type SessionOptions struct {
 }
 
 // StartSession starts the control plane from Root/bin with the CRDs of CRDDirs(Root) and builds the kof-operator
-// (both at once). It returns an error naming the step that failed; nothing is left running then.
+// (both at once), then serves Root/charts as a Helm repository on loopback and starts Flux's source-controller and
+// helm-controller against the control plane. It returns an error naming the step that failed; nothing is left
+// running then.
 func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, progress: opts.Progress}
 	if s.progress == nil {
@@ -100,38 +113,93 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	s.progress("control plane up at %s with %d CRDs; kof-operator built", cp.Config.Host, cp.CRDs)
 	s.ControlPlane, s.OperatorBinary = cp, b.bin
 	s.Helm = &Helm{Kubeconfig: cp.Kubeconfig, Client: cp.Client}
+	if err := s.startFlux(); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
 	return s, nil
 }
 
-// Close stops the control plane.
-func (s *Session) Close() error { return s.ControlPlane.Stop() }
+// startFlux serves the charts, starts the proxy and the Flux controllers.
+func (s *Session) startFlux() error {
+	dir := filepath.Join(s.WorkDir, "chart-repository")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create chart repository folder: %w", err)
+	}
+	charts, err := ServeCharts(filepath.Join(s.Root, "charts"), dir)
+	if err != nil {
+		return err
+	}
+	s.Charts = charts
+	if s.Proxy, err = StartProxy(); err != nil {
+		return err
+	}
+	s.Flux, err = StartFlux(filepath.Join(s.Root, "bin"), s.ControlPlane.Kubeconfig, s.WorkDir, s.Proxy)
+	if err != nil {
+		return err
+	}
+	s.progress("chart repository %s serves %d charts; source-controller and helm-controller started (logs in %s)",
+		charts.URL, len(charts.Charts), s.WorkDir)
+	return nil
+}
 
-// Installation is KOF installed from one scenario on a Session: the umbrella release, the components the local
-// Flux stand-in installed, the operator process and the scenario's clusters.
+// Close stops the Flux controllers, the proxy, the chart repository and the control plane, whichever run. It
+// returns every stop error.
+func (s *Session) Close() error {
+	var errs []error
+	if s.Flux != nil {
+		errs = append(errs, s.Flux.Stop())
+	}
+	if s.Proxy != nil {
+		errs = append(errs, s.Proxy.Stop())
+	}
+	if s.Charts != nil {
+		errs = append(errs, s.Charts.Stop())
+	}
+	if s.ControlPlane != nil {
+		errs = append(errs, s.ControlPlane.Stop())
+	}
+	return errors.Join(errs...)
+}
+
+// EnvironmentValues are the umbrella values every demo and e2e install adds to the scenario's (the scenario's own
+// values and the caller's extra values win): KOF's HelmRepository points at the session's chart repository,
+// Flux's readiness waits are off (no kubelet runs Pods here, so no object would ever become ready), and the
+// VictoriaMetrics operator's release is off (its chart needs the internet; the control plane serves its CRDs, and
+// kof-mothership would otherwise wait for it forever through dependsOn).
+func (s *Session) EnvironmentValues() map[string]any {
+	return map[string]any{
+		"global":                    map[string]any{"helmRepo": map[string]any{"kofManaged": map[string]any{"url": s.Charts.URL}}},
+		"flux":                      map[string]any{"wait": false},
+		"victoria-metrics-operator": map[string]any{"enabled": false},
+	}
+}
+
+// Installation is KOF installed from one scenario on a Session: the umbrella release, the components Flux
+// installed, the operator process and the scenario's clusters.
 type Installation struct {
 	Session  *Session
 	Scenario *Scenario
 	// Release is the umbrella's current Helm release.
 	Release *release.Release
-	// Releases are the outcomes of the local Flux stand-in, in install order.
+	// Releases are the HelmReleases as Flux last reported them, in install order.
 	Releases []FluxRelease
+	// Values are the umbrella values last installed beyond the scenario's file (EnvironmentValues and the
+	// caller's extra values).
+	Values map[string]any
 	// Operator is the running kof-operator, nil before it starts and after the Deployment is gone.
 	Operator *Operator
 
-	flux        *LocalFlux
 	operatorCmd []string
 	starts      int
 }
 
 // Install installs KOF from sc on the session: namespaces `kcm-system` and `kof` (with the labels of the scenario's
-// namespace.yaml), `helm install kof charts/kof` with the scenario's values and then extra (deep merge), the local
-// Flux stand-in for every HelmRelease, the kof-operator started from the live kof-mothership Deployment, and the
+// namespace.yaml), `helm install kof charts/kof` with EnvironmentValues, the scenario's values and then extra (deep
+// merge), Flux's install of every HelmRelease, the kof-operator started from the live kof-mothership Deployment, and the
 // scenario's ClusterTemplates and ClusterDeployments created with strict field validation. On error the
 // installation so far is returned with it, so the caller can stop its operator.
 func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]any) (*Installation, error) {
 	in := &Installation{Session: s, Scenario: sc}
-	in.flux = &LocalFlux{Client: s.ControlPlane.Client, Helm: s.Helm, ChartsDir: filepath.Join(s.Root, "charts"),
-		Note: s.progress}
 	var nsLabels map[string]string
 	if sc.Namespace != nil {
 		nsLabels = sc.Namespace.GetLabels()
@@ -160,12 +228,13 @@ func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]an
 	return in, nil
 }
 
-// Upgrade runs `helm upgrade --install kof charts/kof` with the scenario's values and then extra, lets the local
-// Flux stand-in install what changed, and (re)starts the kof-operator when its Deployment is new or its command
+// Upgrade runs `helm upgrade --install kof charts/kof` with EnvironmentValues, the scenario's values and then extra,
+// waits until Flux reports every KOF HelmRelease Ready for its new generation, and (re)starts the kof-operator when its Deployment is new or its command
 // changed, as a rollout would. It returns the umbrella release; errors name the step.
 func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*release.Release, error) {
 	s := in.Session
-	vals, err := render.UserValues(render.Options{ValuesFiles: []string{in.Scenario.ValuesFile}, Values: extra})
+	in.Values = withEnvironment(s.EnvironmentValues(), extra)
+	vals, err := render.UserValues(render.Options{ValuesFiles: []string{in.Scenario.ValuesFile}, Values: in.Values})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s values: %w", in.Scenario.Name, err)
 	}
@@ -177,9 +246,17 @@ func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*rel
 	in.Release = rel
 	s.progress("helm: release %s/%s revision %d %s (%s)", rel.Namespace, rel.Name, rel.Version, rel.Info.Status,
 		rel.Chart.Metadata.Version)
-	in.Releases, err = in.flux.Reconcile(ctx)
+	in.Releases, err = s.WaitFlux(ctx, FluxWait)
 	if err != nil {
 		return rel, err
+	}
+	for _, r := range in.Releases {
+		if !r.Local {
+			s.progress("flux: %s", r)
+			continue
+		}
+		s.progress("flux: HelmRelease %s: Helm release %s/%s revision %d, Ready", r.HelmRelease, r.Namespace, r.Name,
+			r.Revision)
 	}
 	return rel, in.syncOperator(ctx)
 }
@@ -243,8 +320,8 @@ func findOperatorDeployment(ctx context.Context, c client.Client) (*appsv1.Deplo
 	return nil, fmt.Errorf("%d kof-operator Deployments; install KOF once per management cluster", len(list.Items))
 }
 
-// Uninstall runs `helm uninstall kof`, lets the local Flux stand-in uninstall the components whose HelmReleases
-// went with it, and stops the operator process once its Deployment is gone. It returns every error met.
+// Uninstall runs `helm uninstall kof`, waits until helm-controller has uninstalled the release of every HelmRelease
+// that went with it, and stops the operator process once its Deployment is gone. It returns every error met.
 func (in *Installation) Uninstall(ctx context.Context) error {
 	s := in.Session
 	if err := s.Helm.Uninstall(UmbrellaRelease, UmbrellaNamespace); err != nil {
@@ -253,15 +330,14 @@ func (in *Installation) Uninstall(ctx context.Context) error {
 	s.progress("helm: release %s/%s uninstalled", UmbrellaNamespace, UmbrellaRelease)
 	var errs []error
 	// Its HelmRelease went with the umbrella, so the operator's Deployment is deleted first of the kof-mothership
-	// release (Helm's uninstall order): stop the process before the stand-in removes the rest, as its Pods would go.
+	// release (Helm's uninstall order): stop the process before helm-controller removes the rest, as its Pods would
+	// go.
 	if in.Operator != nil {
 		s.progress("kof-operator's HelmRelease is gone: stopping the operator process before its release is removed")
 		errs = append(errs, in.Operator.Stop())
 		in.Operator, in.operatorCmd = nil, nil
 	}
-	rels, err := in.flux.Reconcile(ctx)
-	in.Releases = rels
-	errs = append(errs, err)
+	errs = append(errs, s.WaitFluxGone(ctx, FluxWait))
 	errs = append(errs, in.syncOperatorGone(ctx))
 	return errors.Join(errs...)
 }
@@ -413,4 +489,21 @@ func completeClusterTemplate(obj *unstructured.Unstructured) []string {
 		}
 	}
 	return filled
+}
+
+// withEnvironment returns env deep-merged under extra: a key extra sets wins.
+func withEnvironment(env, extra map[string]any) map[string]any {
+	return chartutil.CoalesceTables(deepCopy(extra), deepCopy(env))
+}
+
+// deepCopy copies the maps of a values map (leaves are shared; nil becomes an empty map).
+func deepCopy(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if sub, ok := v.(map[string]any); ok {
+			v = deepCopy(sub)
+		}
+		out[k] = v
+	}
+	return out
 }

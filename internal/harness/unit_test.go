@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,49 +14,6 @@ import (
 
 	"kof.dev/kof/chartlib/fleet"
 )
-
-func hr(ns, name string, deps ...string) helmv2.HelmRelease {
-	h := helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
-	for _, d := range deps {
-		h.Spec.DependsOn = append(h.Spec.DependsOn, meta.DependencyReference{Name: d})
-	}
-	return h
-}
-
-func keys(hrs []helmv2.HelmRelease) []string {
-	var out []string
-	for _, h := range hrs {
-		out = append(out, h.Namespace+"/"+h.Name)
-	}
-	return out
-}
-
-func TestDependencyOrderPutsDependenciesFirst(t *testing.T) {
-	// The umbrella's chain (docs/design.md): kof-operators → victoria-metrics-operator → kof-mothership → regional, child.
-	in := []helmv2.HelmRelease{
-		hr("kcm-system", "kof-child", "kof-mothership"),
-		hr("kcm-system", "kof-regional", "kof-mothership"),
-		hr("kcm-system", "kof-mothership", "victoria-metrics-operator", "missing-one"),
-		hr("kcm-system", "victoria-metrics-operator", "kof-operators"),
-		hr("kcm-system", "kof-operators"),
-	}
-	got, err := dependencyOrder(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"kcm-system/kof-operators", "kcm-system/victoria-metrics-operator", "kcm-system/kof-mothership",
-		"kcm-system/kof-child", "kcm-system/kof-regional"}
-	if diff := cmp.Diff(want, keys(got)); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
-	}
-}
-
-func TestDependencyOrderNamesCycle(t *testing.T) {
-	_, err := dependencyOrder([]helmv2.HelmRelease{hr("ns", "a", "b"), hr("ns", "b", "a")})
-	if err == nil || !strings.Contains(err.Error(), "cycle") || !strings.Contains(err.Error(), "ns/a") {
-		t.Fatalf("error = %v, want a dependsOn cycle naming ns/a", err)
-	}
-}
 
 func deployment(env []corev1.EnvVar, args ...string) *appsv1.Deployment {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "kof", Name: "kof-mothership-operator"}}

@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/internal/harness"
 	"kof.dev/kof/chartlib/manifest"
+	"kof.dev/kof/internal/harness"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 

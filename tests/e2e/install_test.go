@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -90,34 +91,46 @@ func TestRegionlessInstallUninstall(t *testing.T) {
 	uninstallLeavesCRDsAndNoOperatorObjects(t, in)
 }
 
-// assertFluxOrder checks the local Flux stand-in installed the local KOF charts once each, operators before the
-// mothership before the regional and child charts, and skipped the third-party VictoriaMetrics operator.
+// assertFluxOrder checks that Flux made every KOF HelmRelease Ready at revision 1 and installed them in dependsOn
+// order (operators, then mothership, then regional and child: each release first deployed after the releases it
+// depends on), and that the third-party releases of kof-operators stay not Ready with the proxy's no-network
+// message.
 func assertFluxOrder(t *testing.T, rels []harness.FluxRelease) {
 	t.Helper()
-	pos := map[string]int{}
-	for i, r := range rels {
-		pos[r.Name] = i
-		switch r.Name {
-		case "victoria-metrics-operator":
-			if r.Local || r.Skipped == "" {
-				t.Errorf("victoria-metrics-operator: local %v, skipped %q; want skipped as third-party", r.Local,
-					r.Skipped)
+	deployed := map[string]time.Time{}
+	thirdParty := 0
+	for _, r := range rels {
+		if !r.Local {
+			thirdParty++
+			if r.Ready || !strings.Contains(r.Message, "no network") {
+				t.Errorf("%s: want not Ready with the no-network message", r)
 			}
-		case "kof-operators", "kof-mothership", "kof-regional", "kof-child":
-			if !r.Local || r.Revision != 1 {
-				t.Errorf("%s: local %v revision %d, want a local install at revision 1", r.Name, r.Local, r.Revision)
-			}
+			continue
+		}
+		if !r.Ready || r.Revision != 1 {
+			t.Errorf("%s: revision %d, want Ready at revision 1", r, r.Revision)
+		}
+		rel, err := shared.session.Helm.Get(r.Name, r.Namespace)
+		if err != nil || rel == nil {
+			t.Errorf("Helm release %s/%s of %s: %v (found %v)", r.Namespace, r.Name, r.HelmRelease, err, rel != nil)
+			continue
+		}
+		deployed[r.Name] = rel.Info.FirstDeployed.Time
+	}
+	if thirdParty == 0 {
+		t.Errorf("no third-party HelmRelease among %v; kof-operators renders one per operator", rels)
+	}
+	for _, name := range []string{"kof-operators", "kof-mothership", "kof-regional", "kof-child"} {
+		if _, ok := deployed[name]; !ok {
+			t.Fatalf("no Ready HelmRelease %s; got %v", name, rels)
 		}
 	}
-	for _, name := range []string{"kof-operators", "victoria-metrics-operator", "kof-mothership", "kof-regional",
-		"kof-child"} {
-		if _, ok := pos[name]; !ok {
-			t.Fatalf("no HelmRelease %s handled; got %v", name, rels)
+	for _, dep := range [][2]string{{"kof-operators", "kof-mothership"}, {"kof-mothership", "kof-regional"},
+		{"kof-mothership", "kof-child"}} {
+		if !deployed[dep[0]].Before(deployed[dep[1]]) {
+			t.Errorf("%s first deployed at %s, not before %s at %s: dependsOn broken", dep[0], deployed[dep[0]],
+				dep[1], deployed[dep[1]])
 		}
-	}
-	if !(pos["kof-operators"] < pos["kof-mothership"] && pos["kof-mothership"] < pos["kof-regional"] &&
-		pos["kof-mothership"] < pos["kof-child"]) {
-		t.Errorf("install order %v breaks dependsOn (operators, mothership, regional/child)", pos)
 	}
 }
 

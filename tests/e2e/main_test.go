@@ -1,6 +1,6 @@
 // Package e2e installs KOF for real on one local control plane (kube-apiserver and etcd from bin/) shared by every
-// test of the package: the umbrella chart through the Helm SDK, the components through the local Flux stand-in, the
-// kof-operator as a process reacting to real ClusterDeployments (internal/harness). The tests run one after the
+// test of the package: the umbrella chart through the Helm SDK, the components through Flux's real
+// source-controller and helm-controller (from the repository's charts served on loopback), the kof-operator as a process reacting to real ClusterDeployments (internal/harness). The tests run one after the
 // other on that control plane, each installing a scenario, asserting on the API server's contents, upgrading and
 // uninstalling it again.
 package e2e

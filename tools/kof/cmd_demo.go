@@ -21,8 +21,8 @@ func newDemoCommand(s streams) *cobra.Command {
 		Use:   "demo",
 		Short: "Install KOF on a local control plane and show what every cluster receives",
 		Long: `demo starts kube-apiserver and etcd from bin/ on loopback, installs the CRDs, helm-installs charts/kof
-with the scenario's values, installs each HelmRelease's local chart through a local stand-in for Flux, starts the
-kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and Secrets, renders
+with the scenario's values, lets Flux's source-controller and helm-controller (from bin/) install every KOF
+HelmRelease from the repository's charts served on loopback, starts the kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and Secrets, renders
 the fleet with those live objects into --out/<cluster>/<service>/ and prints a summary table. Everything it
 started is stopped before it exits.
 
