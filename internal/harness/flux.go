@@ -38,6 +38,9 @@ const (
 // (its default of 30s would dominate an install of five chained releases).
 const fluxRequeue = "2s"
 
+// notReconciled is the message of a Flux object no controller has looked at yet.
+const notReconciled = "not reconciled yet"
+
 // pollInterval is how often the harness re-reads what it waits for.
 const pollInterval = 250 * time.Millisecond
 
@@ -67,13 +70,13 @@ func StartFlux(assetsDir, kubeconfig, workDir string, proxy *Proxy) (*FluxContro
 	}
 	common := []string{"--metrics-addr=0", "--health-addr=0", "--enable-leader-election=false", "--log-level=info"}
 	env := append([]string{"RUNTIME_NAMESPACE=" + KCMNamespace}, proxy.Env()...)
-	src, err := startProcess(SourceController, filepath.Join(assetsDir, SourceController), kubeconfig,
+	src, err := StartProcess(SourceController, filepath.Join(assetsDir, SourceController), kubeconfig,
 		append(common, "--storage-path="+storage, "--storage-addr="+addr, "--storage-adv-addr="+addr,
 			"--requeue-dependency="+fluxRequeue), env, filepath.Join(workDir, SourceController+".log"))
 	if err != nil {
 		return nil, err
 	}
-	helm, err := startProcess(HelmController, filepath.Join(assetsDir, HelmController), kubeconfig,
+	helm, err := StartProcess(HelmController, filepath.Join(assetsDir, HelmController), kubeconfig,
 		append(common, "--requeue-dependency="+fluxRequeue, "--graceful-shutdown-timeout=5s"), env,
 		filepath.Join(workDir, HelmController+".log"))
 	if err != nil {
@@ -153,8 +156,12 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 				fr.Revision = int(v)
 			}
 		}
-		if problem := chartProblem(hr, find); !fr.Ready && !fr.Local && !strings.Contains(fr.Message, problem) {
-			fr.Message = strings.TrimSpace(fr.Message + "; " + problem)
+		if !fr.Ready && !fr.Local {
+			if problem := chartProblem(hr, find); !strings.Contains(fr.Message, problem) {
+				fr.Message += "; " + problem
+			}
+			fr.Message = fmt.Sprintf("third-party chart: needs the internet (%s); this machine's proxy refuses every "+
+				"outside address: %s", fr.Repository, fr.Message)
 		}
 		out = append(out, fr)
 	}
@@ -187,7 +194,7 @@ func readyOf(o *unstructured.Unstructured) (bool, string, string) {
 	}
 	ready := apimeta.FindStatusCondition(typed, conditionReady)
 	if ready == nil || observed != o.GetGeneration() {
-		msg := "not reconciled yet"
+		msg := notReconciled
 		if ready != nil {
 			msg = ready.Message
 		}
@@ -233,7 +240,7 @@ func (s *Session) WaitFlux(ctx context.Context, timeout time.Duration) ([]FluxRe
 		}
 		var pending []string
 		for _, r := range rels {
-			if (r.Local && !r.Ready) || (!r.Local && r.Reason == "Progressing" && r.Message == "not reconciled yet") {
+			if (r.Local && !r.Ready) || (!r.Local && strings.HasSuffix(r.Message, ": "+notReconciled)) {
 				pending = append(pending, r.String())
 			}
 		}

@@ -49,10 +49,10 @@ func ensureNamespace(ctx context.Context, c client.Client, name string, labels m
 	return nil
 }
 
-// createStrict creates obj with strict field validation; when obj carries a status and the kind has a status
+// CreateStrict creates obj with strict field validation; when obj carries a status and the kind has a status
 // subresource (the API server drops status on create), the status is written afterwards. An object that exists
 // already is updated in place (spec and metadata from obj). The error names the object.
-func createStrict(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
+func CreateStrict(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
 	status, hasStatus, _ := unstructured.NestedFieldCopy(obj.Object, "status")
 	desired := obj.DeepCopy()
 	err := c.Create(ctx, desired, client.FieldValidation(strictValidation))

@@ -84,5 +84,5 @@ func StartOperator(binary, kubeconfig string, dep *appsv1.Deployment, logPath st
 	if err != nil {
 		return nil, err
 	}
-	return startProcess("kof-operator", binary, kubeconfig, args, env, logPath)
+	return StartProcess("kof-operator", binary, kubeconfig, args, env, logPath)
 }

@@ -28,9 +28,9 @@ type Process struct {
 // Operator is the kof-operator process.
 type Operator = Process
 
-// startProcess starts binary with args, KUBECONFIG set to kubeconfig, PATH, HOME and TMPDIR inherited, then env
+// StartProcess starts binary with args, KUBECONFIG set to kubeconfig, PATH, HOME and TMPDIR inherited, then env
 // (`NAME=value`), writing its output to logPath. It returns an error when the log or the process cannot be created.
-func startProcess(name, binary, kubeconfig string, args, env []string, logPath string) (*Process, error) {
+func StartProcess(name, binary, kubeconfig string, args, env []string, logPath string) (*Process, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("create %s log: %w", name, err)

@@ -215,11 +215,11 @@ func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]an
 		return in, err
 	}
 	for _, obj := range sc.Clusters {
-		if filled := completeClusterTemplate(obj); len(filled) > 0 {
+		if filled := CompleteClusterTemplate(obj); len(filled) > 0 {
 			s.progress("ClusterTemplate %s/%s: filled fields the KCM CRD requires and the scenario leaves out: %s",
 				obj.GetNamespace(), obj.GetName(), strings.Join(filled, ", "))
 		}
-		if err := createStrict(ctx, s.ControlPlane.Client, obj); err != nil {
+		if err := CreateStrict(ctx, s.ControlPlane.Client, obj); err != nil {
 			return in, fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}
 	}
@@ -450,17 +450,17 @@ func clean(u *unstructured.Unstructured) {
 	}
 }
 
-// Values completeClusterTemplate fills in: KCM's own template repository and Flux's usual chart interval.
+// Values CompleteClusterTemplate fills in: KCM's own template repository and Flux's usual chart interval.
 const (
 	kcmTemplatesRepository = "kcm-templates"
 	chartInterval          = "10m"
 )
 
-// completeClusterTemplate fills spec.helm.chartSpec.sourceRef and .interval of a ClusterTemplate when they are
+// CompleteClusterTemplate fills spec.helm.chartSpec.sourceRef and .interval of a ClusterTemplate when they are
 // missing (the KCM v1.10.0 CRD requires both; scenario files often carry only chart and version, which is all KOF
 // reads), and status.valid when a status without it is given (KCM's controller would set it), and returns the
 // paths it filled. Other kinds are left alone.
-func completeClusterTemplate(obj *unstructured.Unstructured) []string {
+func CompleteClusterTemplate(obj *unstructured.Unstructured) []string {
 	if obj.GetKind() != KindClusterTemplate {
 		return nil
 	}

@@ -194,7 +194,7 @@ func TestCompleteClusterTemplateFillsOnlyMissingRequiredFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	tpl := sc.Clusters[0]
-	filled := completeClusterTemplate(tpl)
+	filled := CompleteClusterTemplate(tpl)
 	if diff := cmp.Diff([]string{"spec.helm.chartSpec.sourceRef", "spec.helm.chartSpec.interval"}, filled); diff != "" {
 		t.Errorf("filled (-want +got):\n%s", diff)
 	}
@@ -204,10 +204,10 @@ func TestCompleteClusterTemplateFillsOnlyMissingRequiredFields(t *testing.T) {
 	if diff := cmp.Diff(want, spec); diff != "" {
 		t.Errorf("chartSpec (-want +got):\n%s", diff)
 	}
-	if again := completeClusterTemplate(tpl); len(again) != 0 {
+	if again := CompleteClusterTemplate(tpl); len(again) != 0 {
 		t.Errorf("second call filled %v, want nothing", again)
 	}
-	if got := completeClusterTemplate(sc.Clusters[1]); got != nil {
+	if got := CompleteClusterTemplate(sc.Clusters[1]); got != nil {
 		t.Errorf("ClusterDeployment filled %v, want nil", got)
 	}
 }
