@@ -56,6 +56,11 @@ type Options struct {
 	// ManagementObjects, when set, replaces the computed operator outputs (step 3): objects read from a live
 	// management cluster (its operator-made ConfigMaps and Secrets).
 	ManagementObjects []*unstructured.Unstructured
+	// SveltosClusters makes every ClusterDeployment a SveltosCluster of its name and namespace for Sveltos (its
+	// .Cluster and the objects templateResourceRefs see), whatever its ClusterTemplate: clusters registered with
+	// Sveltos directly, as KCM does for adopted clusters. False keeps the rule of the template (CAPI Cluster unless
+	// adopted).
+	SveltosClusters bool
 	// Mode is the layer-2 evaluation mode; sveltos.DoublePass when empty.
 	Mode sveltos.Mode
 	// Env pins what layer-2 templates could read from the process, the clock or randomness.
@@ -252,7 +257,7 @@ func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
 	}
-	inputs, err := readInputs(opts.Clusters)
+	inputs, err := readInputs(opts.Clusters, opts.SveltosClusters)
 	if err != nil {
 		return nil, err
 	}

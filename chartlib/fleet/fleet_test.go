@@ -173,7 +173,7 @@ func TestAdoptedClusterIsSveltosCluster(t *testing.T) {
 	if err := unstructured.SetNestedField(cd.Object, "adopted-cluster-1-0-0", "spec", "template"); err != nil {
 		t.Fatal(err)
 	}
-	in, err := readInputs([]*unstructured.Unstructured{cd, regional("r1", "us-east-2")})
+	in, err := readInputs([]*unstructured.Unstructured{cd, regional("r1", "us-east-2")}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

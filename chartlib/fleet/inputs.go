@@ -50,10 +50,11 @@ type deployment struct {
 // key returns `namespace/name`.
 func (d *deployment) key() string { return d.namespace + "/" + d.name }
 
-// readInputs indexes objs: every ClusterDeployment with its ClusterTemplate and Sveltos cluster object. A
+// readInputs indexes objs: every ClusterDeployment with its ClusterTemplate and Sveltos cluster object (a
+// SveltosCluster for all when sveltosClusters is set). A
 // ClusterDeployment whose fields cannot be read gets the problem recorded; objects that are not Kubernetes objects
 // are an error.
-func readInputs(objs []*unstructured.Unstructured) (*inputs, error) {
+func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*inputs, error) {
 	in := &inputs{objects: objs}
 	templates := map[string]*kcmv1.ClusterTemplate{}
 	for _, o := range objs {
@@ -70,7 +71,7 @@ func readInputs(objs []*unstructured.Unstructured) (*inputs, error) {
 	}
 	for _, o := range objs {
 		if isKCM(o, "ClusterDeployment") {
-			in.deployments = append(in.deployments, readDeployment(o, templates))
+			in.deployments = append(in.deployments, readDeployment(o, templates, sveltosClusters))
 		}
 	}
 	sort.SliceStable(in.deployments, func(i, j int) bool { return in.deployments[i].key() < in.deployments[j].key() })
@@ -110,7 +111,7 @@ func checkExplicitRegional(d *deployment, byKey map[string]*deployment) {
 }
 
 // readDeployment reads one ClusterDeployment; problems are recorded on it.
-func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.ClusterTemplate) *deployment {
+func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.ClusterTemplate, sveltosClusters bool) *deployment {
 	d := &deployment{name: o.GetName(), namespace: o.GetNamespace(), obj: o, role: RoleNone}
 	switch o.GetLabels()[kofv1.ClusterRoleLabel] {
 	case kofv1.RoleRegional:
@@ -130,7 +131,7 @@ func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.Cl
 	kind := sveltos.KindCAPI
 	if d.typed != nil {
 		d.template = templates[d.namespace+"/"+d.typed.Spec.Template]
-		if adopted(d.typed.Spec.Template, d.template) {
+		if sveltosClusters || adopted(d.typed.Spec.Template, d.template) {
 			kind = sveltos.KindSveltos
 		}
 		d.bindErr = templateProblem(d)

@@ -10,7 +10,7 @@ import (
 // deploymentOf returns the indexed deployment name of objs, failing the test when absent.
 func deploymentOf(t *testing.T, objs []*unstructured.Unstructured, name string) *deployment {
 	t.Helper()
-	in, err := readInputs(objs)
+	in, err := readInputs(objs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
