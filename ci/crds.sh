@@ -20,8 +20,7 @@ packages=(
   github.com/projectsveltos/addon-controller/api/v1beta1
   github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1
   sigs.k8s.io/gateway-api/apis/v1
-  github.com/open-telemetry/opentelemetry-operator/apis/v1beta1
-  github.com/open-telemetry/opentelemetry-operator/apis/v1alpha1
+  "github.com/open-telemetry/opentelemetry-operator/apis/v1beta1 github.com/open-telemetry/opentelemetry-operator/apis/v1alpha1"
   github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1
   github.com/grafana/grafana-operator/v5/api/v1beta1
   sigs.k8s.io/cluster-api/api/core/v1beta2
@@ -33,13 +32,21 @@ if [ -f "$OUT/.stamp" ] && [ "$(cat "$OUT/.stamp")" = "$stamp" ]; then
 fi
 [ -x "$CG" ] || { echo "ci/crds.sh: $CG is missing; run: make tools" >&2; exit 1; }
 rm -rf "$OUT.tmp" && mkdir -p "$OUT.tmp"
+# An entry of several packages (one API group in several versions, such as OpenTelemetryCollector in v1alpha1 and
+# v1beta1) is generated in one run, so each CRD holds all its versions; separate runs would write two CRDs of one
+# name and the API server would keep whichever it got last.
 for p in "${packages[@]}"; do
-  d="$OUT.tmp/$(echo "$p" | tr '/.' '__')"
+  read -ra pkgs <<<"$p"
+  d="$OUT.tmp/$(echo "${pkgs[0]}" | tr '/.' '__')"
   mkdir -p "$d"
+  paths=()
+  for q in "${pkgs[@]}"; do paths+=("paths=$q"); done
   # maxDescLen=0 keeps the VMCluster CRD under etcd's request size limit; generateEmbeddedObjectMeta keeps the
   # labels/annotations of embedded templates from being pruned.
-  "$CG" crd:maxDescLen=0,generateEmbeddedObjectMeta=true paths="$p" output:crd:dir="$d" >/dev/null
+  "$CG" crd:maxDescLen=0,generateEmbeddedObjectMeta=true "${paths[@]}" output:crd:dir="$d" >/dev/null
 done
+dup="$(for f in "$OUT.tmp"/*/*.yaml; do sed -n 's/^  name: //p' "$f" | head -1; done | sort | uniq -d)"
+[ -z "$dup" ] || { echo "ci/crds.sh: CRDs generated twice (put their packages in one entry): $dup" >&2; exit 1; }
 # The API server refuses CRDs of the protected *.k8s.io groups without this annotation.
 for f in "$OUT.tmp"/sigs_k8s_io_gateway-api*/*.yaml; do
   [ -f "$f" ] || continue
