@@ -168,6 +168,22 @@ func TestManagementObjectsReplaceOperator(t *testing.T) {
 	}
 }
 
+// Options.SveltosClusters shows provisioned clusters as SveltosClusters too (the fidelity test registers every
+// cluster with Sveltos directly).
+func TestSveltosClustersOptionShowsEverySveltosCluster(t *testing.T) {
+	in, err := readInputs([]*unstructured.Unstructured{clusterTemplate("aws-standalone"), regional("r1", "us-east-2"),
+		child("c1", "us-east-2", nil)}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range in.deployments {
+		if d.cluster.GetKind() != "SveltosCluster" || d.cluster.GetName() != d.name {
+			t.Errorf("%s is shown as %s %s, want SveltosCluster %s", d.name, d.cluster.GetKind(), d.cluster.GetName(),
+				d.name)
+		}
+	}
+}
+
 func TestAdoptedClusterIsSveltosCluster(t *testing.T) {
 	cd := child("adopted", "us-east-2", map[string]string{"k0rdent.mirantis.com/kof-regional-cluster-name": "r1"})
 	if err := unstructured.SetNestedField(cd.Object, "adopted-cluster-1-0-0", "spec", "template"); err != nil {

@@ -48,6 +48,7 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof/05-private-registry":                checkKofPrivateRegistry,
 	"kof/06-collectors-on-management":        checkKofCollectorsOnManagement,
 	"kof/07-existing-repo":                   checkKofExistingRepo,
+	"kof/08-no-readiness-wait":               checkKofNoReadinessWait,
 	"kof-operators/defaults":                 checkOperatorsDefaults,
 	"kof-operators/01-all-operators":         checkOperatorsAll,
 	"kof-operators/02-crds-only":             checkOperatorsCRDsOnly,

@@ -127,6 +127,12 @@ func checkKofDefaults(t *testing.T, res *render.Result) {
 				t.Errorf("HelmRelease %s spec.%s = %v, want %v", hr.GetName(), path, got, want)
 			}
 		}
+		for _, action := range []string{"install", "upgrade"} {
+			if _, off, _ := unstructured.NestedBool(hr.Object, "spec", action, "disableWait"); off {
+				t.Errorf("HelmRelease %s sets spec.%s.disableWait by default; flux.wait defaults to true", hr.GetName(),
+					action)
+			}
+		}
 		if got := field(t, hr, "spec", "install", "remediation", "retries"); got != int64(3) {
 			t.Errorf("HelmRelease %s install retries %v, want 3", hr.GetName(), got)
 		}
@@ -296,6 +302,24 @@ func checkKofExistingRepo(t *testing.T, res *render.Result) {
 	hr := mustGet(t, res, "HelmRelease", fluxNamespace, "kof-mothership")
 	if got := str(t, hr, "spec", "targetNamespace"); got != "kof-system" {
 		t.Errorf("kof-mothership targetNamespace %q, want kof-system", got)
+	}
+}
+
+// checkKofNoReadinessWait: flux.wait false turns off helm-controller's readiness waits (install and upgrade, Jobs
+// too) on every HelmRelease and changes nothing else of them; the defaults keep every wait (no disable* field).
+func checkKofNoReadinessWait(t *testing.T, res *render.Result) {
+	hrs := res.OfKind("HelmRelease")
+	if len(hrs) != 5 {
+		t.Fatalf("%d HelmReleases, want the 5 of the defaults", len(hrs))
+	}
+	for _, hr := range hrs {
+		for _, action := range []string{"install", "upgrade"} {
+			for _, field := range []string{"disableWait", "disableWaitForJobs"} {
+				if v, ok, _ := unstructured.NestedBool(hr.Object, "spec", action, field); !ok || !v {
+					t.Errorf("HelmRelease %s spec.%s.%s = %v (set %v), want true", hr.GetName(), action, field, v, ok)
+				}
+			}
+		}
 	}
 }
 

@@ -1,0 +1,460 @@
+package fidelity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/manifest"
+	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/internal/harness"
+)
+
+// deployWait bounds the wait for addon-controller to install (or withdraw) every release of one scenario.
+const deployWait = 4 * time.Minute
+
+// mcsVia starts fleet.Service.Via for services a MultiClusterService delivers.
+const mcsVia = "MultiClusterService "
+
+// The scenarios the fidelity test replays: the default regional and child clusters, M2M (the management cluster
+// receives storage and collectors through self-management) and Istio.
+var scenarios = []string{"01-regional-child", "05-m2m", "12-istio-regional-child"}
+
+// Sveltos v1.9.0, the version the emulator follows and ci/tools builds, always runs the double pass
+// (chartlib/sveltos doc); the emulator's SinglePass follows a later upstream change that this controller lacks,
+// so it has no real counterpart here.
+func TestEmulatorMatchesAddonController(t *testing.T) {
+	for _, name := range scenarios {
+		t.Run(name, func(t *testing.T) { replay(t, name, sveltos.DoublePass) })
+	}
+}
+
+// target is one managed cluster of a scenario and the API server that plays it.
+type target struct {
+	cluster *fleet.Cluster
+	server  *harness.ControlPlane
+	ref     corev1.ObjectReference
+	// services are the KOF releases layer 2 delivers to it (local charts, rendered without error).
+	services []*fleet.Service
+}
+
+// replay renders scenario name with the emulator in mode, lets addon-controller deploy the ClusterProfiles KCM
+// makes from its MultiClusterServices, and compares every release's values and objects with the prediction.
+func replay(t *testing.T, name string, mode sveltos.Mode) {
+	ctx := context.Background()
+	sc, err := harness.LoadScenario(filepath.Join(shared.root, "tests", "scenarios", "testdata"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{"global": map[string]any{"helmRepo": map[string]any{"kofManaged": map[string]any{
+		"url": shared.charts.URL}}}}
+	f, err := fleet.Render(ctx, fleet.Options{ChartsDir: filepath.Join(shared.root, "charts"),
+		ValuesFiles: []string{sc.ValuesFile}, Values: values, NamespaceObject: sc.Namespace, Clusters: sc.Clusters,
+		SveltosClusters: true, Mode: mode})
+	if err != nil {
+		t.Fatalf("kof render: %v", err)
+	}
+	targets := pickTargets(t, f)
+	var created []*unstructured.Unstructured
+	t.Cleanup(func() { cleanup(t, targets, created) })
+	created = append(created, managementInputs(t, sc, f)...)
+	mcss := map[string]*unstructured.Unstructured{}
+	for _, s := range f.Clusters[0].Services {
+		if s.Objects != nil {
+			for _, o := range s.Objects.OfKind("MultiClusterService") {
+				mcss[o.GetName()] = o
+			}
+		}
+	}
+	var probed bool
+	for _, tg := range targets {
+		reg := registerCluster(t, sc, tg)
+		created = append(created, reg...)
+		created = append(created, profiles(t, tg, mcss)...)
+		if tg.cluster.Role == fleet.RoleChild && !probed {
+			created = append(created, probe(t, tg, reg[0], mode))
+			probed = true
+		}
+	}
+	for _, tg := range targets {
+		for _, s := range tg.services {
+			rel := waitRelease(t, tg, s)
+			if rel == nil {
+				continue
+			}
+			compareValues(t, tg, s, rel.Config)
+			compareObjects(t, tg, s, rel.Manifest)
+		}
+	}
+}
+
+// pickTargets returns one regional cluster, one child cluster (each on its own remote API server) and, when it
+// receives MultiClusterService services, the management cluster (on itself): every kind of layer-2 target.
+func pickTargets(t *testing.T, f *fleet.Fleet) []*target {
+	t.Helper()
+	var out []*target
+	taken := map[string]bool{}
+	for _, c := range f.Clusters {
+		role := c.Role
+		if taken[role] || (role != fleet.RoleRegional && role != fleet.RoleChild && role != fleet.RoleManagement) {
+			continue
+		}
+		tg := &target{cluster: c, ref: sveltosClusterRef(c.Namespace, c.Name)}
+		for _, s := range c.Services {
+			if !strings.HasPrefix(s.Via, mcsVia) || !s.Local {
+				continue
+			}
+			if s.Err != nil {
+				t.Fatalf("kof render: cluster %s service %s: %v", c.Name, s.Name, s.Err)
+			}
+			tg.services = append(tg.services, s)
+		}
+		if len(tg.services) == 0 {
+			continue
+		}
+		tg.server = shared.remotes[role]
+		if role == fleet.RoleManagement {
+			tg.server = shared.mgmt
+		}
+		taken[role] = true
+		out = append(out, tg)
+	}
+	if !taken[fleet.RoleChild] {
+		t.Fatalf("the scenario has no child cluster receiving KOF services; got %d targets", len(out))
+	}
+	return out
+}
+
+// managementInputs creates on the management cluster what layer 2 reads there: the scenario's namespaces,
+// ClusterTemplates and ClusterDeployments, and the operator's outputs as kof render computed them.
+func managementInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructured.Unstructured {
+	t.Helper()
+	ctx := context.Background()
+	var objs []*unstructured.Unstructured
+	for _, o := range sc.Clusters {
+		o = o.DeepCopy()
+		harness.CompleteClusterTemplate(o)
+		objs = append(objs, o)
+	}
+	for _, o := range f.Operator {
+		objs = append(objs, o.DeepCopy())
+	}
+	for _, o := range objs {
+		ensureNamespace(t, shared.mgmt, o.GetNamespace())
+		if err := harness.CreateStrict(ctx, shared.mgmt.Client, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return objs
+}
+
+// registerCluster creates the SveltosCluster of tg (the object kof render showed as .Cluster, marked ready) and its
+// kubeconfig Secret pointing at tg's API server.
+func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) []*unstructured.Unstructured {
+	t.Helper()
+	var cluster *unstructured.Unstructured
+	if tg.cluster.Role == fleet.RoleManagement {
+		cluster = sveltos.ManagementCluster(map[string]string{fleet.ManagementClusterLabel: "true"})
+	} else {
+		for _, o := range sc.Clusters {
+			if o.GetKind() == harness.KindClusterDeployment && o.GetName() == tg.cluster.Name &&
+				o.GetNamespace() == tg.cluster.Namespace {
+				c, err := sveltos.ClusterFromDeployment(o, sveltos.KindSveltos)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cluster = c
+			}
+		}
+	}
+	if cluster == nil {
+		t.Fatalf("no ClusterDeployment %s/%s in the scenario", tg.cluster.Namespace, tg.cluster.Name)
+	}
+	kubeconfig, err := os.ReadFile(tg.server.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": tg.ref.Name + "-sveltos-kubeconfig", "namespace": tg.ref.Namespace},
+		"stringData": map[string]any{"kubeconfig": string(kubeconfig)}}}
+	cluster = cluster.DeepCopy()
+	_ = unstructured.SetNestedField(cluster.Object, map[string]any{}, "spec")
+	_ = unstructured.SetNestedField(cluster.Object, map[string]any{"ready": true}, "status")
+	ensureNamespace(t, shared.mgmt, tg.ref.Namespace)
+	for _, o := range []*unstructured.Unstructured{secret, cluster} {
+		if err := harness.CreateStrict(context.Background(), shared.mgmt.Client, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []*unstructured.Unstructured{cluster, secret}
+}
+
+// profiles creates the ClusterProfiles KCM makes for tg: one per MultiClusterService that delivers it a service.
+func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructured) []*unstructured.Unstructured {
+	t.Helper()
+	charts := map[string]chartSource{}
+	names := map[string]bool{}
+	for _, s := range tg.cluster.Services {
+		if !strings.HasPrefix(s.Via, mcsVia) {
+			continue
+		}
+		names[strings.TrimPrefix(s.Via, mcsVia)] = true
+		if s.Local {
+			charts[s.Template] = chartSource{URL: shared.charts.URL, Chart: s.Chart, Version: s.Version}
+		}
+	}
+	var out []*unstructured.Unstructured
+	for _, name := range sortedKeys(names) {
+		mcs := mcss[name]
+		if mcs == nil {
+			t.Fatalf("MultiClusterService %s of cluster %s is not among the rendered ones", name, tg.cluster.Name)
+		}
+		p, _, err := profileFor(mcs, tg.ref, charts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Spec.HelmCharts) == 0 {
+			continue
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := &unstructured.Unstructured{Object: m}
+		u.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterProfileKind))
+		unstructured.RemoveNestedField(u.Object, "status")
+		if err := shared.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
+			t.Fatalf("create ClusterProfile %s: %v", u.GetName(), err)
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// waitRelease waits until the release of s is deployed on tg's API server and returns it; on timeout it fails the
+// test with what addon-controller reported in the ClusterSummaries.
+func waitRelease(t *testing.T, tg *target, s *fleet.Service) *releaseInfo {
+	t.Helper()
+	h := &harness.Helm{Kubeconfig: tg.server.Kubeconfig, Client: tg.server.Client}
+	deadline := time.Now().Add(deployWait)
+	t.Logf("cluster %s: waiting for release %s/%s", tg.cluster.Name, s.Namespace, s.Name)
+	for {
+		rel, err := h.Get(s.Name, s.Namespace)
+		if err == nil && rel != nil && rel.Info != nil && rel.Info.Status == release.StatusDeployed {
+			return &releaseInfo{Config: rel.Config, Manifest: rel.Manifest}
+		}
+		if rel != nil && rel.Info != nil {
+			err = fmt.Errorf("release status %s", rel.Info.Status)
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("cluster %s: addon-controller did not deploy release %s/%s within %s (get: %v); "+
+				"ClusterSummaries:\n%s\naddon-controller log: %s", tg.cluster.Name, s.Namespace, s.Name, deployWait, err,
+				summaries(), shared.addon.LogPath)
+			return nil
+		}
+		if err, ok := shared.addon.Exited(); ok {
+			t.Fatalf("addon-controller ended: %v (log: %s)", err, shared.addon.LogPath)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// releaseInfo is what the comparison reads of an installed Helm release.
+type releaseInfo struct {
+	Config   map[string]any
+	Manifest string
+}
+
+// compareValues checks that the values addon-controller installed equal the emulator's instantiated values.
+func compareValues(t *testing.T, tg *target, s *fleet.Service, got map[string]any) {
+	t.Helper()
+	if d := cmp.Diff(normalize(t, s.Values), normalize(t, got)); d != "" {
+		t.Errorf("cluster %s release %s/%s: values differ (-kof render +addon-controller):\n%s", tg.cluster.Name,
+			s.Namespace, s.Name, d)
+	}
+}
+
+// compareObjects checks that the release addon-controller installed renders the objects kof render predicted,
+// and that each of them exists on the remote API server.
+func compareObjects(t *testing.T, tg *target, s *fleet.Service, manifestText string) {
+	t.Helper()
+	got, err := manifest.Parse(map[string]string{"manifest": manifestText})
+	if err != nil {
+		t.Fatalf("cluster %s release %s: parse manifest: %v", tg.cluster.Name, s.Name, err)
+	}
+	want := map[string]*unstructured.Unstructured{}
+	for _, o := range s.Objects.Objects() {
+		want[key(o)] = o
+	}
+	have := map[string]*unstructured.Unstructured{}
+	for _, o := range got.Objects() {
+		have[key(o)] = o
+	}
+	for _, k := range sortedKeys(want) {
+		h, ok := have[k]
+		if !ok {
+			t.Errorf("cluster %s release %s: %s predicted, not installed", tg.cluster.Name, s.Name, k)
+			continue
+		}
+		if d := cmp.Diff(normalize(t, want[k].Object), normalize(t, h.Object)); d != "" {
+			t.Errorf("cluster %s release %s: %s differs (-kof render +addon-controller):\n%s", tg.cluster.Name,
+				s.Name, k, d)
+		}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(h.GroupVersionKind())
+		ns := h.GetNamespace()
+		if ns == "" && namespaced(tg.server, h) {
+			ns = s.Namespace
+		}
+		if err := tg.server.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: h.GetName()},
+			live); err != nil {
+			t.Errorf("cluster %s release %s: %s not on the API server: %v", tg.cluster.Name, s.Name, k, err)
+		}
+	}
+	for _, k := range sortedKeys(have) {
+		if _, ok := want[k]; !ok {
+			t.Errorf("cluster %s release %s: %s installed, not predicted", tg.cluster.Name, s.Name, k)
+		}
+	}
+}
+
+// namespaced asks the API server's REST mapping whether obj's kind is namespaced (unknown kinds count as
+// namespaced).
+func namespaced(cp *harness.ControlPlane, obj *unstructured.Unstructured) bool {
+	ok, err := cp.Client.IsObjectNamespaced(obj)
+	return err != nil || ok
+}
+
+// key names an object `Kind namespace/name` (namespace as written in the manifest).
+func key(o *unstructured.Unstructured) string {
+	return fmt.Sprintf("%s %s/%s", o.GetKind(), o.GetNamespace(), o.GetName())
+}
+
+// normalize turns v into its JSON form (numbers as float64), so values from YAML and from Helm's storage compare.
+func normalize(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// summaries formats the status of every ClusterSummary (what addon-controller says of each deployment).
+func summaries() string {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind + "List"))
+	if err := shared.mgmt.Client.List(context.Background(), list); err != nil {
+		return "list ClusterSummaries: " + err.Error()
+	}
+	var b strings.Builder
+	for _, cs := range list.Items {
+		status, _, _ := unstructured.NestedMap(cs.Object, "status")
+		j, _ := json.Marshal(status)
+		fmt.Fprintf(&b, "%s/%s: %s\n", cs.GetNamespace(), cs.GetName(), j)
+	}
+	return b.String()
+}
+
+// cleanup deletes the ClusterProfiles (addon-controller withdraws their releases), waits until every release is
+// gone from the remote API servers, then deletes the other objects the scenario created.
+func cleanup(t *testing.T, targets []*target, created []*unstructured.Unstructured) {
+	ctx := context.Background()
+	for _, o := range created {
+		if o.GetKind() == addonv1.ClusterProfileKind {
+			if err := shared.mgmt.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete ClusterProfile %s: %v", o.GetName(), err)
+			}
+		}
+	}
+	deadline := time.Now().Add(deployWait)
+	for _, tg := range targets {
+		h := &harness.Helm{Kubeconfig: tg.server.Kubeconfig, Client: tg.server.Client}
+		for _, s := range tg.services {
+			for {
+				rel, err := h.Get(s.Name, s.Namespace)
+				if err == nil && rel == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Errorf("cluster %s: release %s/%s not withdrawn within %s (log: %s)", tg.cluster.Name, s.Namespace,
+						s.Name, deployWait, shared.addon.LogPath)
+					break
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
+		}
+	}
+	// addon-controller removes each ClusterSummary, then the ClusterProfile's finalizer; a next scenario must not
+	// meet a ClusterProfile of the same name still being deleted.
+	for {
+		left := 0
+		for _, kind := range []string{addonv1.ClusterProfileKind, addonv1.ClusterSummaryKind} {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(addonv1.GroupVersion.WithKind(kind + "List"))
+			if err := shared.mgmt.Client.List(ctx, list); err != nil {
+				t.Errorf("list %ss: %v", kind, err)
+			}
+			left += len(list.Items)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d ClusterProfiles and ClusterSummaries left %s after their deletion (log: %s)", left,
+				deployWait, shared.addon.LogPath)
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for i := len(created) - 1; i >= 0; i-- {
+		if o := created[i]; o.GetKind() != addonv1.ClusterProfileKind {
+			if err := shared.mgmt.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete %s: %v", key(o), err)
+			}
+		}
+	}
+}
+
+// ensureNamespace creates namespace ns on cp when it is missing ("" is cluster scope: nothing to do).
+func ensureNamespace(t *testing.T, cp *harness.ControlPlane, ns string) {
+	t.Helper()
+	if ns == "" {
+		return
+	}
+	err := cp.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create namespace %s: %v", ns, err)
+	}
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
