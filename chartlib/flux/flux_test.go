@@ -33,7 +33,6 @@ func finder(objs []*unstructured.Unstructured) Find {
 	}
 }
 
-
 // The HelmRepository of a chartRef HelmChart is in the HelmChart's namespace, not the HelmRelease's (the preview
 // once looked in the HelmRelease's namespace and found the wrong repository or none).
 func TestReadChartRefRepositoryInHelmChartNamespace(t *testing.T) {
@@ -105,7 +104,7 @@ spec:
 
 func TestReadErrorsNameTheField(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{kind: HelmRelease, metadata: {name: a, namespace: ns}, spec: {}}`:                                      "set spec.chartRef",
+		`{kind: HelmRelease, metadata: {name: a, namespace: ns}, spec: {}}`:                                         "set spec.chartRef",
 		`{kind: HelmRelease, metadata: {name: a, namespace: ns}, spec: {chartRef: {kind: OCIRepository, name: x}}}`: `spec.chartRef.kind "OCIRepository"`,
 		`{kind: HelmRelease, metadata: {name: a, namespace: ns}, spec: {chartRef: {kind: HelmChart, name: x}}}`:     "HelmChart ns/x not found",
 	} {

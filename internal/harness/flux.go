@@ -64,7 +64,7 @@ func StartFlux(assetsDir, kubeconfig, workDir string, proxy *Proxy) (*FluxContro
 	if err := os.MkdirAll(storage, 0o755); err != nil {
 		return nil, fmt.Errorf("create artifact storage: %w", err)
 	}
-	addr, err := freePort()
+	addr, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
