@@ -50,27 +50,26 @@ func probe(t *testing.T, tg *target, cluster *unstructured.Unstructured, mode sv
 	if err := shared.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
 		t.Fatalf("create ClusterProfile %s: %v", u.GetName(), err)
 	}
-	predict := func(m sveltos.Mode) map[string]any {
+	predict := func(m sveltos.Mode) (map[string]any, error) {
 		res, err := sveltos.Instantiate(sveltos.Input{Profile: u.GetName(), Service: probeRelease,
 			ServiceNamespace: probeRelease, Cluster: cluster, Values: probeValues, Mode: m})
-		if err != nil {
-			t.Fatalf("emulator, probe in mode %v: %v", m, err)
+		return res.Values, err
+	}
+	want, err := predict(mode)
+	if err != nil {
+		t.Fatalf("emulator, probe in mode %v: %v", mode, err)
+	}
+	if rel := waitRelease(t, tg, &fleet.Service{Name: probeRelease, Namespace: probeRelease}); rel != nil {
+		if d := cmp.Diff(normalize(t, want), normalize(t, rel.Config)); d != "" {
+			t.Errorf("cluster %s probe release: values differ (-emulator +addon-controller):\n%s", tg.cluster.Name, d)
 		}
-		return res.Values
 	}
 	other := sveltos.SinglePass
 	if mode == sveltos.SinglePass {
 		other = sveltos.DoublePass
 	}
-	want := predict(mode)
-	if d := cmp.Diff(normalize(t, want), normalize(t, predict(other))); d == "" {
-		t.Fatalf("the probe's values are the same in both modes; it cannot tell them apart")
-	}
-	rel := waitRelease(t, tg, &fleet.Service{Name: probeRelease, Namespace: probeRelease})
-	if rel != nil {
-		if d := cmp.Diff(normalize(t, want), normalize(t, rel.Config)); d != "" {
-			t.Errorf("cluster %s probe release: values differ (-emulator +addon-controller):\n%s", tg.cluster.Name, d)
-		}
+	if got, err := predict(other); err == nil && cmp.Diff(normalize(t, want), normalize(t, got)) == "" {
+		t.Errorf("the probe's values are the same in modes %v and %v; it cannot tell them apart", mode, other)
 	}
 	return u
 }
