@@ -102,8 +102,8 @@ func Read(hr *unstructured.Unstructured, find Find) (Release, error) {
 }
 
 // Order returns releases so that each comes after every release its DependsOn names, as helm-controller installs
-// them (it installs a HelmRelease only once its dependencies are Ready): each step takes the first release, in the
-// given order, whose dependencies are all placed. Errors: a dependency that is not among releases, or a dependsOn cycle: helm-controller would wait for
+// them (it installs a HelmRelease only once its dependencies are Ready): each pass walks the releases in the given
+// order and places every one whose dependencies are placed already (earlier in this pass or before). Errors: a dependency that is not among releases, or a dependsOn cycle: helm-controller would wait for
 // those releases forever, so the error names them and the fix.
 func Order(releases []Release) ([]Release, error) {
 	byKey := map[string]int{}
@@ -125,14 +125,15 @@ func Order(releases []Release) ([]Release, error) {
 	placed := make([]bool, len(releases))
 	out := make([]Release, 0, len(releases))
 	for len(out) < len(releases) {
-		next := -1
+		progress := false
 		for i, r := range releases {
-			if !placed[i] && allPlaced(r.DependsOn, byKey, placed) {
-				next = i
-				break
+			if placed[i] || !allPlaced(r.DependsOn, byKey, placed) {
+				continue
 			}
+			placed[i], progress = true, true
+			out = append(out, r)
 		}
-		if next < 0 {
+		if !progress {
 			var stuck []string
 			for i, r := range releases {
 				if !placed[i] {
@@ -144,8 +145,6 @@ func Order(releases []Release) ([]Release, error) {
 				"does), so Flux installs none of them; remove one spec.dependsOn entry of the cycle",
 				strings.Join(stuck, ", "))
 		}
-		placed[next] = true
-		out = append(out, releases[next])
 	}
 	return out, nil
 }

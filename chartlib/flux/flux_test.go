@@ -134,7 +134,8 @@ func TestOrderFollowsDependsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"f/operators", "f/vmo", "f/mothership", "f/child", "f/regional"} // child first: given first
+	// passes: [operators], [vmo], [mothership, regional] (regional after mothership in the same pass), [child]
+	want := []string{"f/operators", "f/vmo", "f/mothership", "f/regional", "f/child"}
 	if d := cmp.Diff(want, names(got)); d != "" {
 		t.Errorf("Order (-want +got):\n%s", d)
 	}
