@@ -10,7 +10,6 @@ require (
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/cert-manager/cert-manager v1.21.2
 	github.com/fluxcd/helm-controller/api v1.6.5
-	github.com/fluxcd/pkg/apis/meta v1.30.2
 	github.com/fluxcd/source-controller/api v1.9.6
 	github.com/go-logr/logr v1.4.4
 	github.com/google/go-cmp v0.7.0
@@ -40,6 +39,8 @@ require (
 	sigs.k8s.io/kustomize/kyaml v0.21.2
 	sigs.k8s.io/yaml v1.6.0
 )
+
+require github.com/fluxcd/pkg/apis/meta v1.30.2 // indirect
 
 require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
