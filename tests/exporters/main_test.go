@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 )
 
 // namespace is the release namespace of the user guide (`helm upgrade -i -n kof`).
@@ -23,7 +23,7 @@ const namespace = "kof"
 
 // cp is the control plane of the package (TestMain); root the repository.
 var (
-	cp   *install.ControlPlane
+	cp   *harness.ControlPlane
 	root string
 	bins string
 )
@@ -44,7 +44,7 @@ func run(m *testing.M) int {
 	}
 	defer os.RemoveAll(work)
 	bins = work
-	cp, err = install.StartControlPlane(install.ControlPlaneOptions{
+	cp, err = harness.StartControlPlane(harness.ControlPlaneOptions{
 		AssetsDir: filepath.Join(root, "bin"), WorkDir: work,
 		CRDDirs: []string{filepath.Join(root, "operator", "config", "crd", "bases")},
 	})
@@ -74,7 +74,7 @@ func buildBinary(t *testing.T, name string) string {
 }
 
 // helm returns the Helm SDK installer of the control plane.
-func helm() *install.Helm { return &install.Helm{Kubeconfig: cp.Kubeconfig, Client: cp.Client} }
+func helm() *harness.Helm { return &harness.Helm{Kubeconfig: cp.Kubeconfig, Client: cp.Client} }
 
 // createSecret creates (or replaces) a Secret in the release namespace, as `kubectl create secret generic` does.
 func createSecret(t *testing.T, name string, data map[string]string) {
