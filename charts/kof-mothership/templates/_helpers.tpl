@@ -57,17 +57,20 @@ app.kubernetes.io/component: {{ .component }}
 
 {{/*
 kof-mothership.image: the full reference of an image, with `global.registry` (when set) replacing the image's own
-registry, applied here and nowhere else. Input: dict {image: {registry, repository, tag}, root}; an empty tag means
-the chart's appVersion. Output: `[registry/]repository:tag`.
+registry, applied here and nowhere else. Input: dict {image: {registry, repository, tag, digest}, root}; an empty tag
+means the chart's appVersion, an empty or missing digest pulls by tag alone (docs/release.md, "Images in chart
+values"). Output: `[registry/]repository:tag[@digest]`.
 */}}
 {{- define "kof-mothership.image" -}}
 {{- $registry := .root.Values.global.registry | default .image.registry -}}
-{{- $tag := .image.tag | default .root.Chart.AppVersion -}}
+{{- $ref := printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion) -}}
 {{- if $registry -}}
-{{- printf "%s/%s:%s" $registry .image.repository $tag -}}
-{{- else -}}
-{{- printf "%s:%s" .image.repository $tag -}}
+{{- $ref = printf "%s/%s" $registry $ref -}}
 {{- end -}}
+{{- with get .image "digest" -}}
+{{- $ref = printf "%s@%s" $ref . -}}
+{{- end -}}
+{{- $ref -}}
 {{- end -}}
 
 {{/*

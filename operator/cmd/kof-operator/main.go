@@ -9,6 +9,9 @@ import (
 	"fmt"
 	"os"
 
+	// CA roots for TLS when the image has no CA files (KOF images hold only the binary; docs/release.md).
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
