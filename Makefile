@@ -11,6 +11,12 @@ BIN      := $(ROOT)/bin
 GO       ?= go
 GOTEST_TIMEOUT ?= 18m
 SCENARIO ?= 01-regional-child
+# Release variables (docs/release.md): REGISTRY=host[:port][/path], VERSION=x.y.z (default: the umbrella chart's
+# version), PLAIN_HTTP=true for a registry on loopback, OUT (default out/images, out/release/<version>).
+REGISTRY   ?=
+VERSION    ?=
+PLAIN_HTTP ?=
+OUT        ?=
 CHARTS   := $(sort $(dir $(wildcard charts/*/Chart.yaml)))
 export KUBEBUILDER_ASSETS := $(BIN)
 
@@ -60,6 +66,14 @@ bench: tools ## Run the Go benchmarks and compare chartlib with bin/helm templat
 .PHONY: demo
 demo: crds ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name).
 	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO)
+
+.PHONY: images
+images: ## Build an OCI image per operator/cmd binary: an OCI layout in out/images, or pushed to REGISTRY.
+	@REGISTRY="$(REGISTRY)" VERSION="$(VERSION)" PLAIN_HTTP="$(PLAIN_HTTP)" OUT="$(OUT)" bash ci/release.sh images
+
+.PHONY: release
+release: ## Publish images, charts (images pinned), SBOMs and a manifest to REGISTRY=host/path [VERSION=x.y.z].
+	@REGISTRY="$(REGISTRY)" VERSION="$(VERSION)" PLAIN_HTTP="$(PLAIN_HTTP)" OUT="$(OUT)" bash ci/release.sh release
 
 .PHONY: clean
 clean: ## Remove bin/ links and out/ (the per-machine tool cache stays).

@@ -169,7 +169,7 @@ func (in *Installation) Render(ctx context.Context) (*fleet.Fleet, []*unstructur
 		return nil, nil, fmt.Errorf("validator: %w", err)
 	}
 	f, err := fleet.Render(ctx, fleet.Options{
-		ChartsDir:         filepath.Join(in.Session.Root, "charts"),
+		ChartsDir:         in.chartsDir(),
 		ValuesFiles:       []string{in.Scenario.ValuesFile},
 		Values:            in.Values,
 		ReleaseName:       UmbrellaRelease,

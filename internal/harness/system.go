@@ -189,8 +189,27 @@ type Installation struct {
 	// Operator is the running kof-operator, nil before it starts and after the Deployment is gone.
 	Operator *Operator
 
+	source      Source
 	operatorCmd []string
 	starts      int
+}
+
+// Source says where an installation's charts come from; the zero value means the repository's charts/ folder.
+type Source struct {
+	// ChartsDir holds the umbrella and component charts (`<ChartsDir>/<chart>`) that the umbrella install and the
+	// fleet render read, e.g. charts pulled from a release registry; "" means `<Root>/charts`.
+	ChartsDir string
+	// Umbrella installs or upgrades the umbrella release `kof` in namespace `kof` with values (the scenario's and
+	// the extra values merged) and returns the deployed release, e.g. `helm upgrade --install` of an `oci://`
+	// chart; nil means a Helm SDK install of `<ChartsDir>/kof`.
+	Umbrella func(ctx context.Context, values map[string]any) (*release.Release, error)
+}
+
+func (in *Installation) chartsDir() string {
+	if in.source.ChartsDir != "" {
+		return in.source.ChartsDir
+	}
+	return filepath.Join(in.Session.Root, "charts")
 }
 
 // Install installs KOF from sc on the session: namespaces `kcm-system` and `kof` (with the labels of the scenario's
@@ -199,7 +218,15 @@ type Installation struct {
 // scenario's ClusterTemplates and ClusterDeployments created with strict field validation. On error the
 // installation so far is returned with it, so the caller can stop its operator.
 func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]any) (*Installation, error) {
-	in := &Installation{Session: s, Scenario: sc}
+	return s.InstallFrom(ctx, sc, extra, Source{})
+}
+
+// InstallFrom is Install with the umbrella taken from src (see Source). Flux installs the components from the chart
+// repository the umbrella values name (global.helmRepo.kofManaged.url: the session's repository unless extra names
+// another, such as a release registry).
+func (s *Session) InstallFrom(ctx context.Context, sc *Scenario, extra map[string]any, src Source) (*Installation,
+	error) {
+	in := &Installation{Session: s, Scenario: sc, source: src}
 	var nsLabels map[string]string
 	if sc.Namespace != nil {
 		nsLabels = sc.Namespace.GetLabels()
@@ -228,9 +255,10 @@ func (s *Session) Install(ctx context.Context, sc *Scenario, extra map[string]an
 	return in, nil
 }
 
-// Upgrade runs `helm upgrade --install kof charts/kof` with EnvironmentValues, the scenario's values and then extra,
-// waits until Flux reports every KOF HelmRelease Ready for its new generation, and (re)starts the kof-operator when its Deployment is new or its command
-// changed, as a rollout would. It returns the umbrella release; errors name the step.
+// Upgrade runs `helm upgrade --install kof charts/kof` (or the Source's Umbrella) with EnvironmentValues, the
+// scenario's values and then extra, waits until Flux reports every KOF HelmRelease Ready for its new generation, and
+// (re)starts the kof-operator when its Deployment is new or its command changed, as a rollout would. It returns the
+// umbrella release; errors name the step.
 func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*release.Release, error) {
 	s := in.Session
 	in.Values = withEnvironment(s.EnvironmentValues(), extra)
@@ -238,8 +266,13 @@ func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*rel
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s values: %w", in.Scenario.Name, err)
 	}
-	rel, err := s.Helm.Install(ctx, Release{Name: UmbrellaRelease, Namespace: UmbrellaNamespace,
-		ChartDir: filepath.Join(s.Root, "charts", UmbrellaChart), Values: vals})
+	var rel *release.Release
+	if in.source.Umbrella != nil {
+		rel, err = in.source.Umbrella(ctx, vals)
+	} else {
+		rel, err = s.Helm.Install(ctx, Release{Name: UmbrellaRelease, Namespace: UmbrellaNamespace,
+			ChartDir: filepath.Join(in.chartsDir(), UmbrellaChart), Values: vals})
+	}
 	if err != nil {
 		return nil, err
 	}

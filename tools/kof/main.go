@@ -1,5 +1,6 @@
-// Command kof is the KOF developer and operator CLI: render a chart offline, check values and name helpers, and
-// generate or verify values schemas. Flags and output only; the logic lives in chartlib.
+// Command kof is the KOF developer and operator CLI: render a chart offline, check values and name helpers,
+// generate or verify values schemas, build KOF's images and publish a release. Flags and output only; the logic
+// lives in chartlib and release.
 //
 // Exit codes: 0 clean, 1 findings (printed one per line with their path) or a failed operation, 2 usage error.
 package main
@@ -86,6 +87,6 @@ func newRoot(s streams) *cobra.Command {
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newBundleCommand(s),
-		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s))
+		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s), newReleaseCommand(s))
 	return root
 }
