@@ -188,7 +188,11 @@ func Build(ctx context.Context, root, workDir string, spec Spec) (*Image, error)
 			Platform: &v1.Platform{OS: p.OS, Architecture: p.Arch}}})
 		out.Binaries = append(out.Binaries, Binary{Platform: p, ImageDigest: d, SHA256: sum, Info: info})
 	}
-	out.Index = mutate.Annotations(idx, spec.Labels()).(v1.ImageIndex)
+	annotated, ok := mutate.Annotations(idx, spec.Labels()).(v1.ImageIndex)
+	if !ok {
+		return nil, fmt.Errorf("image %s: annotating the index did not return an index", spec.Name)
+	}
+	out.Index = annotated
 	d, err := out.Index.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("image %s: index digest: %w", spec.Name, err)
@@ -228,7 +232,11 @@ func platformImage(spec Spec, p Platform, bin string) (v1.Image, string, error) 
 	if err != nil {
 		return nil, "", fmt.Errorf("add layer: %w", err)
 	}
-	return mutate.Annotations(img, spec.Labels()).(v1.Image), sum, nil
+	annotated, ok := mutate.Annotations(img, spec.Labels()).(v1.Image)
+	if !ok {
+		return nil, "", errors.New("annotating the image did not return an image")
+	}
+	return annotated, sum, nil
 }
 
 // GoBuild runs `go build` of pkg for p from the module root into out: cgo off (a static binary), -trimpath, no
