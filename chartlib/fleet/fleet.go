@@ -53,6 +53,10 @@ type Options struct {
 	// Clusters are the management cluster's inputs: ClusterDeployments, ClusterTemplates and any other objects the
 	// operator or layer 2 read (rule patch ConfigMaps, valuesFrom sources).
 	Clusters []*unstructured.Unstructured
+	// Layer1, when set, replaces the umbrella render (step 1): the umbrella's HelmRepositories, HelmCharts and
+	// HelmReleases as read from a live management cluster. ValuesFiles and Values are then only shown as the
+	// umbrella's values; the component releases render with the live HelmReleases' spec.values.
+	Layer1 []*unstructured.Unstructured
 	// ManagementObjects, when set, replaces the computed operator outputs (step 3): objects read from a live
 	// management cluster (its operator-made ConfigMaps and Secrets).
 	ManagementObjects []*unstructured.Unstructured

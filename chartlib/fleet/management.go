@@ -82,11 +82,7 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 	if err != nil {
 		return nil, err
 	}
-	set, err := render.Chart(ctx, render.Options{
-		Chart: umbrella, ValuesFiles: opts.ValuesFiles, Values: opts.Values,
-		ReleaseName: opts.ReleaseName, Namespace: opts.Namespace, Lookup: m.fixtures,
-		APIVersions: ManagementAPIVersions(),
-	})
+	set, err := umbrellaObjects(ctx, opts, umbrella, m.fixtures)
 	if err != nil {
 		return nil, fmt.Errorf("render umbrella %s of %s: %w", UmbrellaChart, m.charts.where, err)
 	}
@@ -114,6 +110,27 @@ func renderManagement(ctx context.Context, opts Options, in *inputs) (*managemen
 	return m, nil
 }
 
+// umbrellaObjects returns layer 1: opts.Layer1 as given (objects read from a live management cluster), or the
+// umbrella chart rendered with the user's values.
+func umbrellaObjects(ctx context.Context, opts Options, umbrella *chart.Chart,
+	fixtures []*unstructured.Unstructured) (*manifest.Set, error) {
+	if opts.Layer1 != nil {
+		objs := make([]manifest.Object, 0, len(opts.Layer1))
+		for _, o := range opts.Layer1 {
+			objs = append(objs, manifest.Object{Unstructured: o, Source: LiveSource})
+		}
+		return manifest.New(objs...), nil
+	}
+	return render.Chart(ctx, render.Options{
+		Chart: umbrella, ValuesFiles: opts.ValuesFiles, Values: opts.Values,
+		ReleaseName: opts.ReleaseName, Namespace: opts.Namespace, Lookup: fixtures,
+		APIVersions: ManagementAPIVersions(),
+	})
+}
+
+// LiveSource is the manifest source of layer-1 objects given in Options.Layer1.
+const LiveSource = "live management cluster"
+
 // addReleases adds the HelmReleases of set (rendered by the umbrella, or by the release parent) to m, rendering
 // those of local charts and, in turn, the HelmReleases they render (kof-operators' operators): Flux installs
 // those too, after parent, so the preview lists them as releases of the management cluster.
@@ -127,6 +144,14 @@ func (m *management) addReleases(ctx context.Context, set *manifest.Set, parent 
 			Repository: fr.Repository, DependsOn: fr.DependsOn, Values: fr.Values, hr: fr.HelmRelease}
 		if parent != "" {
 			rel.DependsOn, rel.Parent = append(rel.DependsOn, parent), parent
+		}
+		if i := m.releaseIndex(rel.hr); i >= 0 {
+			// Already read from Options.Layer1 (a live cluster lists the operators' HelmReleases beside the
+			// umbrella's): keep the live one, and note the release that renders it.
+			if parent != "" && m.releases[i].Parent == "" {
+				m.releases[i].DependsOn, m.releases[i].Parent = append(m.releases[i].DependsOn, parent), parent
+			}
+			continue
 		}
 		m.releases = append(m.releases, rel)
 		if !m.charts.local(rel.Chart) {
@@ -142,6 +167,17 @@ func (m *management) addReleases(ctx context.Context, set *manifest.Set, parent 
 		}
 	}
 	return nil
+}
+
+// releaseIndex returns the index in m.releases of the release delivered by HelmRelease hr (`namespace/name`), -1
+// when there is none.
+func (m *management) releaseIndex(hr string) int {
+	for i, r := range m.releases {
+		if r.hr == hr {
+			return i
+		}
+	}
+	return -1
 }
 
 // renderRelease renders a local release on the management cluster with its values, name and namespace.
