@@ -87,6 +87,7 @@ func newRoot(s streams) *cobra.Command {
 	root.SetOut(s.out)
 	root.SetErr(s.err)
 	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newBundleCommand(s),
-		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s), newReleaseCommand(s))
+		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s), newReleaseCommand(s),
+		newDoctorCommand(s))
 	return root
 }

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"kof.dev/kof/chartlib/diagnose"
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/chartlib/validate"
+)
+
+// Output formats of `kof doctor`.
+const (
+	outputTable = "table"
+	outputJSON  = "json"
+)
+
+// clusterFlags are the flags that choose the management cluster and the prediction, shared by doctor and ui.
+type clusterFlags struct {
+	kubeconfig, context string
+	charts, namespace   string
+	release             string
+	values              []string
+}
+
+func (f *clusterFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "kubeconfig context (default: the current context)")
+	fl.StringVar(&f.charts, "charts", "charts", "directory holding the KOF charts the prediction renders")
+	fl.StringVarP(&f.namespace, "namespace", "n", fleet.DefaultNamespace, "umbrella release namespace")
+	fl.StringVar(&f.release, "release", fleet.DefaultReleaseName, "umbrella release name")
+	fl.StringArrayVarP(&f.values, "values", "f", nil, "umbrella values the prediction renders layer 1 with "+
+		"(repeatable; default: the umbrella's live HelmReleases)")
+}
+
+// restConfig loads the kubeconfig the way kubectl does (explicit file, else $KUBECONFIG, else ~/.kube/config).
+func (f *clusterFlags) restConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("load kubeconfig (--kubeconfig, --context): %w", err)
+	}
+	return cfg, nil
+}
+
+// engine returns the diagnosis engine for the chosen cluster.
+func (f *clusterFlags) engine() (*diagnose.Engine, error) {
+	cfg, err := f.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	reader, err := diagnose.NewReader(cfg)
+	if err != nil {
+		return nil, err
+	}
+	v, err := validate.New()
+	if err != nil {
+		return nil, fmt.Errorf("validator: %w", err)
+	}
+	return &diagnose.Engine{Reader: reader, Read: diagnose.ReadOptions{Namespace: f.namespace, Release: f.release},
+		Predict: diagnose.PredictOptions{ChartsDir: f.charts, ValuesFiles: f.values, Validator: v}}, nil
+}
+
+// newDoctorCommand returns `kof doctor [CLUSTER]`.
+func newDoctorCommand(s streams) *cobra.Command {
+	var f clusterFlags
+	output := outputTable
+	cmd := &cobra.Command{
+		Use:   "doctor [CLUSTER]",
+		Short: "Diagnose a live management cluster: why a cluster does not get a service or send data",
+		Long: `doctor reads the management cluster of your kubeconfig (read-only, with your rights): every
+ClusterDeployment with its KOF role, regional binding and endpoints, the MultiClusterServices that select it (and
+the failing selector terms of those that do not), each service's state as KCM and Sveltos report it, the objects the
+kof-operator made for it and the operator's events, and compares them with what kof render predicts for the same
+inputs. It prints a table of the clusters and every finding with the object, the field and the fix; with CLUSTER
+(a name or namespace/name) only that cluster and the fleet-wide findings. The findings catalogue is in docs/ui.md.
+
+Exit status: 0 when no finding is an error, 1 when one is (or the cluster cannot be read), 2 on a usage error.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != outputTable && output != outputJSON {
+				return fmt.Errorf("--output %q: want %s or %s", output, outputTable, outputJSON)
+			}
+			e, err := f.engine()
+			if err != nil {
+				return failed(err)
+			}
+			d, err := e.Run(cmd.Context())
+			if err != nil {
+				return failed(err)
+			}
+			clusters, findings := d.Clusters, d.AllFindings()
+			if len(args) == 1 {
+				c := d.Cluster(args[0])
+				if c == nil {
+					return fmt.Errorf("cluster %q: not found or ambiguous; known: %s", args[0], clusterNames(d))
+				}
+				clusters, findings = []*diagnose.Cluster{c}, scoped(findings, c.Dir)
+			}
+			if output == outputJSON {
+				err = writeDoctorJSON(s.out, d, clusters, findings)
+			} else {
+				err = writeDoctor(s.out, clusters, findings)
+			}
+			if err != nil {
+				return failed(err)
+			}
+			if n := countSeverity(findings, diagnose.SeverityError); n > 0 {
+				return findingsError{n}
+			}
+			return nil
+		},
+	}
+	f.add(cmd)
+	cmd.Flags().StringVarP(&output, "output", "o", outputTable, "output format: table or json")
+	return cmd
+}
+
+// clusterNames lists the diagnosis's clusters as `namespace/name`.
+func clusterNames(d *diagnose.Diagnosis) string {
+	var out []string
+	for _, c := range d.Clusters {
+		out = append(out, c.Key())
+	}
+	return strings.Join(out, ", ")
+}
+
+// scoped keeps the fleet-wide findings and those of cluster dir.
+func scoped(fs []diagnose.Finding, dir string) []diagnose.Finding {
+	var out []diagnose.Finding
+	for _, f := range fs {
+		if f.Cluster == "" || f.Cluster == dir {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func countSeverity(fs []diagnose.Finding, sev diagnose.Severity) int {
+	n := 0
+	for _, f := range fs {
+		if f.Severity == sev {
+			n++
+		}
+	}
+	return n
+}
+
+// writeDoctor prints the cluster table (CLUSTER, ROLE, REGIONAL, ENDPOINTS, SERVICES, STATE), then every finding:
+// `<severity> <cluster>: <message> [<code>]`, the object and field on the next line, the fix on the one after.
+func writeDoctor(w io.Writer, clusters []*diagnose.Cluster, findings []diagnose.Finding) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLUSTER\tROLE\tREGIONAL\tENDPOINTS\tSERVICES\tSTATE")
+	for _, c := range clusters {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Dir, c.Role, dash(c.Regional), dash(origin(c.Endpoints)),
+			services(c.Services), c.State())
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	fmt.Fprintf(w, "\n%d findings: %d errors, %d warnings, %d info\n", len(findings),
+		countSeverity(findings, diagnose.SeverityError), countSeverity(findings, diagnose.SeverityWarning),
+		countSeverity(findings, diagnose.SeverityInfo))
+	for _, f := range findings {
+		where := f.Cluster
+		if where == "" {
+			where = "fleet"
+		}
+		fmt.Fprintf(w, "%-7s %s: %s [%s]\n", f.Severity, where, f.Message, f.Code)
+		if f.Object != "" || f.Field != "" {
+			fmt.Fprintf(w, "        %s\n", strings.TrimSpace(f.Object+" "+f.Field))
+		}
+		if _, err := fmt.Fprintf(w, "        fix: %s\n", f.Fix); err != nil {
+			return fmt.Errorf("write findings: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeDoctorJSON prints the diagnosis as JSON; with one cluster chosen, only it and the findings in scope.
+func writeDoctorJSON(w io.Writer, d *diagnose.Diagnosis, clusters []*diagnose.Cluster,
+	findings []diagnose.Finding) error {
+	out := *d
+	if len(clusters) != len(d.Clusters) {
+		out.Clusters = clusters
+		out.Findings = nil
+		for _, f := range findings {
+			if f.Cluster == "" {
+				out.Findings = append(out.Findings, f)
+			}
+		}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// origin returns the distinct `scheme://host` of the write endpoints.
+func origin(eps []diagnose.Endpoint) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range eps {
+		u, err := url.Parse(e.Write)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		if o := u.Scheme + "://" + u.Host; !seen[o] {
+			seen[o] = true
+			out = append(out, o)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// services summarises service states, e.g. `4: 3 Deployed, 1 Failed` or `2: not reported`.
+func services(ss []diagnose.Service) string {
+	if len(ss) == 0 {
+		return "0"
+	}
+	n := map[string]int{}
+	for _, s := range ss {
+		n[s.State]++
+	}
+	states := make([]string, 0, len(n))
+	for st := range n {
+		states = append(states, st)
+	}
+	sort.Strings(states)
+	parts := make([]string, 0, len(states))
+	for _, st := range states {
+		if len(states) == 1 {
+			parts = append(parts, st)
+		} else {
+			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
+		}
+	}
+	return fmt.Sprintf("%d: %s", len(ss), strings.Join(parts, ", "))
+}
