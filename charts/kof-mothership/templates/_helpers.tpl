@@ -241,3 +241,19 @@ kof-mothership.issuerEmail: the ACME e-mail of the ClusterIssuer: `certManager.c
 {{- define "kof-mothership.issuerEmail" -}}
 {{- .Values.certManager.clusterIssuer.email | default .Values.regionless.certEmail -}}
 {{- end -}}
+
+{{/*
+kof-mothership.uiName: name of the in-cluster kof-ui Deployment, Service and RBAC objects.
+Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.uiName" -}}
+{{- printf "%s-ui" (include "kof-mothership.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.uiServiceAccountName: the kof-ui ServiceAccount, `ui.serviceAccount.name` or the uiName.
+Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.uiServiceAccountName" -}}
+{{- .Values.ui.serviceAccount.name | default (include "kof-mothership.uiName" .) -}}
+{{- end -}}
