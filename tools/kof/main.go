@@ -88,6 +88,6 @@ func newRoot(s streams) *cobra.Command {
 	root.SetErr(s.err)
 	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newBundleCommand(s),
 		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s), newReleaseCommand(s),
-		newDoctorCommand(s))
+		newDoctorCommand(s), newUICommand(s))
 	return root
 }

@@ -139,3 +139,28 @@ func TestCheckValuesReportsStorageModeConflict(t *testing.T) {
 		t.Errorf("output keeps Helm's template position:\n%s", out)
 	}
 }
+
+func TestUIRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:8080", ":8080", "example.com:80", "nonsense"} {
+		code, _, errOut := kof(t, "ui", "--addr", addr)
+		if code != exitUsage || !strings.Contains(errOut, "--addr") {
+			t.Errorf("kof ui --addr %s: exit %d, stderr %q; want a usage error naming --addr", addr, code, errOut)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0", "127.0.0.2:1"} {
+		if _, err := loopbackHosts(addr); err != nil {
+			t.Errorf("loopbackHosts(%s): %v", addr, err)
+		}
+	}
+}
+
+func TestDoctorUsage(t *testing.T) {
+	code, _, errOut := kof(t, "doctor", "--output", "xml")
+	if code != exitUsage || !strings.Contains(errOut, "--output") {
+		t.Errorf("kof doctor --output xml: exit %d, stderr %q; want a usage error naming --output", code, errOut)
+	}
+	code, _, errOut = kof(t, "doctor", "a", "b")
+	if code != exitUsage {
+		t.Errorf("kof doctor a b: exit %d (%s), want %d", code, errOut, exitUsage)
+	}
+}
