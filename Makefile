@@ -55,7 +55,8 @@ lint-charts: tools ## helm lint --strict on every chart, with its defaults and e
 	@bash ci/lint-charts.sh
 
 .PHONY: test
-test: crds ## Run every test: unit, chart goldens, scenarios, envtest and end-to-end (needs only Go).
+test: crds ## Run every test: unit, chart goldens, scenarios, envtest, end-to-end and browser (Go, and chromium from apt).
+	@bash ci/chromium.sh
 	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
 	@bash ci/lint-charts.sh
 
