@@ -311,7 +311,7 @@ func TestOperatorObjects(t *testing.T) {
 func TestOperatorWarningOnlyWithoutOwnError(t *testing.T) {
 	ev := func(name, typ, reason string, sec int64) corev1.Event {
 		return corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Type: typ, Reason: reason,
-			InvolvedObject: corev1.ObjectReference{Kind: kcmv1.ClusterDeploymentKind, Namespace: ns, Name: "child-1"},
+			InvolvedObject:      corev1.ObjectReference{Kind: kcmv1.ClusterDeploymentKind, Namespace: ns, Name: "child-1"},
 			ReportingController: "kof-clusterdeployment", LastTimestamp: metav1.Unix(sec, 0)}
 	}
 	s := snapshot([]kcmv1.ClusterDeployment{regional("regional-1", "us-east-2"), child("child-1", "us-east-2")},
