@@ -2,9 +2,7 @@ package ui
 
 import (
 	"context"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,13 +56,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	dir := filepath.Join(shared.root, "out", "ui")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeOut(t, name+".png", png)
 }
 
 // nodes returns the nodes matching sel on the current page, waiting for nothing.
@@ -95,7 +87,7 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 // screenshotted into out/ui/.
 func TestBrowserPages(t *testing.T) {
 	url := startServer(t, shared.kof, []string{"ui", "--kubeconfig", shared.session.ControlPlane.Kubeconfig,
-		"--charts", filepath.Join(shared.root, "charts")}, nil, uiURL)
+		"--charts", "charts"}, nil, uiURL)
 	ctx := browser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#clusters"))); err != nil {
 		t.Fatalf("open %s: %v", url, err)

@@ -3,7 +3,9 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -121,6 +123,7 @@ func TestDoctorBrokenChild(t *testing.T) {
 	if code != 1 {
 		t.Errorf("kof doctor exit %d, want 1:\n%s", code, out)
 	}
+	writeOut(t, "doctor.txt", []byte(out))
 	for _, line := range []string{
 		"error   child-3: no regional: no regional cluster in the same aws region ap-south-1 [NoRegional]",
 		"        ClusterDeployment kcm-system/child-3 metadata.labels",
@@ -138,5 +141,17 @@ func TestDoctorBrokenChild(t *testing.T) {
 	}
 	if code, out := doctor(t, "child-9"); code != 2 || !strings.Contains(out, "known: mgmt/mgmt, kcm-system/child-1") {
 		t.Errorf("kof doctor child-9: exit %d, want 2 listing the known clusters:\n%s", code, out)
+	}
+}
+
+// writeOut writes data to out/ui/name for the documentation.
+func writeOut(t *testing.T, name string, data []byte) {
+	t.Helper()
+	dir := filepath.Join(shared.root, "out", "ui")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

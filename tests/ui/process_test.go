@@ -15,11 +15,12 @@ import (
 // serverWait bounds the wait for a started server to print its URL.
 const serverWait = 30 * time.Second
 
-// startServer starts bin with args and env, waits until it prints a line matching urlPattern and returns the
-// match; the process is interrupted and waited for when the test ends (its output goes to the test log).
+// startServer starts bin in the repository root with args and env, waits until it prints a line matching
+// urlPattern and returns the match; the process is interrupted and waited for when the test ends.
 func startServer(t *testing.T, bin string, args, env []string, urlPattern *regexp.Regexp) string {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
+	cmd.Dir = shared.root
 	cmd.Env = append(os.Environ(), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
