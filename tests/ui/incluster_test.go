@@ -2,14 +2,24 @@ package ui
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	authnv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -31,6 +41,8 @@ const (
 	kofNamespace      = "kof"
 	uiName            = "kof-mothership-ui"
 	uiContainer       = "ui"
+	// tlsMountPath is where the kof-ui Deployment mounts ui.tls.secretName.
+	tlsMountPath = "/etc/kof-ui/tls"
 )
 
 // kofUIURL matches the line kof-ui prints when it serves.
@@ -68,7 +80,7 @@ func TestInClusterUI(t *testing.T) {
 		t.Fatal("kof-mothership with ui.enabled renders no kof-ui Deployment")
 	}
 	kubeconfig := tokenKubeconfig(t, cs, kofNamespace, uiName)
-	url := startServer(t, shared.kofUI, localArgs(t, dep), []string{"KUBECONFIG=" + kubeconfig}, kofUIURL)
+	url := startServer(t, shared.kofUI, localArgs(t, dep, ""), []string{"KUBECONFIG=" + kubeconfig}, kofUIURL)
 
 	viewer, stranger := "ui-viewer", "ui-stranger"
 	for _, sa := range []string{viewer, stranger} {
@@ -120,6 +132,7 @@ func TestInClusterUI(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("viewer GET /api/diagnosis = %d: %s", resp.StatusCode, body)
 	}
+	checkTLS(t, kubeconfig, viewerToken)
 	var d diagnose.Diagnosis
 	if err := json.Unmarshal([]byte(body), &d); err != nil {
 		t.Fatal(err)
@@ -135,9 +148,10 @@ func TestInClusterUI(t *testing.T) {
 	}
 }
 
-// localArgs returns the arguments of the kof-ui container of dep for a process on loopback (the listen address
-// only; every other argument as the chart renders it) plus the charts folder of the prediction.
-func localArgs(t *testing.T, dep *unstructured.Unstructured) []string {
+// localArgs returns the arguments of the kof-ui container of dep for a process on loopback: the listen address on
+// 127.0.0.1 and the TLS files under tlsDir instead of the Secret's mount path; every other argument as the chart
+// renders it, plus the charts folder of the prediction.
+func localArgs(t *testing.T, dep *unstructured.Unstructured, tlsDir string) []string {
 	t.Helper()
 	cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
 	for _, c := range cs {
@@ -151,6 +165,7 @@ func localArgs(t *testing.T, dep *unstructured.Unstructured) []string {
 			if strings.HasPrefix(s, "--addr=") {
 				s = "--addr=127.0.0.1:0"
 			}
+			s = strings.Replace(s, "="+tlsMountPath+"/", "="+tlsDir+"/", 1)
 			out = append(out, s)
 		}
 		return append(out, "--charts="+filepath.Join(shared.root, "charts"))
@@ -204,6 +219,13 @@ func tokenKubeconfig(t *testing.T, cs kubernetes.Interface, namespace, name stri
 // call sends one request with an optional bearer token and headers and returns the response and its body.
 func call(t *testing.T, method, url, bearer string, header map[string]string) (*http.Response, string) {
 	t.Helper()
+	return callWith(t, http.DefaultClient, method, url, bearer, header)
+}
+
+// callWith is call with the given HTTP client.
+func callWith(t *testing.T, hc *http.Client, method, url, bearer string, header map[string]string) (*http.Response,
+	string) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +236,7 @@ func call(t *testing.T, method, url, bearer string, header map[string]string) (*
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, url, err)
 	}
@@ -224,4 +246,63 @@ func call(t *testing.T, method, url, bearer string, header map[string]string) (*
 		t.Fatal(err)
 	}
 	return resp, string(body)
+}
+
+// checkTLS runs kof-ui as the chart deploys it with ui.tls.secretName (the Secret's tls.crt and tls.key, here a
+// certificate made for 127.0.0.1) and checks that it serves HTTPS with that certificate to a viewer.
+func checkTLS(t *testing.T, kubeconfig, viewerToken string) {
+	t.Helper()
+	res, err := render.Render(context.Background(), render.Options{ChartDir: filepath.Join(shared.root, "charts",
+		mothershipRelease), ReleaseName: mothershipRelease, Namespace: kofNamespace, Values: map[string]any{
+		"ui": map[string]any{"enabled": true, "tls": map[string]any{"secretName": "kof-ui-tls"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dep := res.Get("Deployment", kofNamespace, uiName)
+	if dep == nil {
+		t.Fatal("no kof-ui Deployment with ui.tls")
+	}
+	dir := t.TempDir()
+	pool := selfSigned(t, dir)
+	url := startServer(t, shared.kofUI, localArgs(t, dep, dir), []string{"KUBECONFIG=" + kubeconfig},
+		regexp.MustCompile(`https://127\.0\.0\.1:[0-9]+`))
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if resp, body := callWith(t, hc, http.MethodGet, url+"/", viewerToken, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("viewer over HTTPS: %d: %s", resp.StatusCode, body)
+	}
+	if resp, _ := callWith(t, hc, http.MethodGet, url+"/", "", nil); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no token over HTTPS: %d, want 401", resp.StatusCode)
+	}
+}
+
+// selfSigned writes tls.crt and tls.key (a self-signed ECDSA certificate for 127.0.0.1) into dir, as a
+// kubernetes.io/tls Secret mounts them, and returns a pool trusting it.
+func selfSigned(t *testing.T, dir string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kof-ui"},
+		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	for name, data := range map[string][]byte{"tls.crt": certPEM,
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return pool
 }
