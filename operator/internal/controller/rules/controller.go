@@ -32,6 +32,7 @@ import (
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 	merge "kof.dev/kof/operator/rules"
 )
 
@@ -120,7 +121,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if err := r.applyConfigMap(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RulesConfigMap}, out.PromxyFiles, nil); err != nil {
 		return reconcile.Result{}, err
 	}
-	managed := map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}
+	// Every object the operator writes carries both of its labels (docs/contract.md, "Objects the operator
+	// writes"), whichever controller creates it first: the regional controller's empty one has them too.
+	managed := outputs.Labels()
 	for _, c := range clusters {
 		values, ok := out.VMRules[c.name]
 		if !ok {

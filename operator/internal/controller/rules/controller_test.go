@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/internal/apply"
+	"kof.dev/kof/operator/outputs"
 	merge "kof.dev/kof/operator/rules"
 )
 
@@ -95,7 +97,7 @@ func TestRulesFlow(t *testing.T) {
 		t.Errorf("default file = %q, want the default for: 5m", promxyCM.Data["kof-collectors.yaml"])
 	}
 	vm := getCM(t, ctx, kcm, "kof-record-vmrules-r1")
-	if vm.Labels[kofv1.ManagedByLabel] != kofv1.ManagedBy || !strings.Contains(vm.Data[VMRulesValuesKey], "record: kof:collectors_up:sum") {
+	if !cmp.Equal(vm.Labels, outputs.Labels()) || !strings.Contains(vm.Data[VMRulesValuesKey], "record: kof:collectors_up:sum") {
 		t.Errorf("vmrules ConfigMap = %v %q", vm.Labels, vm.Data[VMRulesValuesKey])
 	}
 
@@ -144,5 +146,36 @@ func TestRulesFlow(t *testing.T) {
 	err := env.Client.Get(ctx, client.ObjectKey{Namespace: kcm, Name: "kof-record-vmrules-r1"}, &corev1.ConfigMap{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("vmrules ConfigMap after the regional went away: err = %v, want NotFound", err)
+	}
+}
+
+// Whichever controller creates the vmrules ConfigMap first, it carries both operator labels: here the regional
+// controller creates it (TestRulesFlow covers the rules controller creating it, where
+// `k0rdent.mirantis.com/kof-generated` was missing and kof doctor reported the live ConfigMap differing from the
+// prediction).
+func TestVMRulesKeepOperatorLabels(t *testing.T) {
+	ctx := context.Background()
+	const kof, kcm = "labels-kof", "labels-kcm"
+	for _, ns := range []string{kof, kcm} {
+		create(t, ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	}
+	create(t, ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: kcm, Name: "kof-r2", Labels: map[string]string{
+			kofv1.ClusterRoleLabel: kofv1.RoleRegional, kofv1.GeneratedLabel: kofv1.TrueValue}},
+		Data: map[string]string{"regional_cluster_name": "r2", "regional_cluster_namespace": kcm},
+	})
+	// As the regional controller creates it before the rules controller runs.
+	if err := env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: kcm,
+		Name: "kof-record-vmrules-r2", Labels: outputs.Labels()}, Data: map[string]string{VMRulesValuesKey: "vmrules:\n  groups: {}\n"}},
+		client.FieldOwner(apply.FieldManager)); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client, Recorder: events.NewFakeRecorder(10), Namespace: kof,
+		RulesConfigMap: "kof-mothership-promxy-rules"}
+	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(outputs.Labels(), getCM(t, ctx, kcm, "kof-record-vmrules-r2").Labels); diff != "" {
+		t.Errorf("vmrules ConfigMap labels (-want +got):\n%s", diff)
 	}
 }
