@@ -85,9 +85,11 @@ func setup() (*env, error) {
 	if err := <-built; err != nil {
 		return e, err
 	}
+	progress("built kof and kof-ui")
 	if err := e.installScenario(ctx, "01-regional-child", filepath.Join("testdata", "child-3.yaml")); err != nil {
 		return e, err
 	}
+	progress("scenario 01 installed with child-3")
 	return e, nil
 }
 
@@ -167,8 +169,11 @@ func teardown(e *env) error {
 	return errors.Join(errs...)
 }
 
+// started is when the package's tests started, for the progress lines.
+var started = time.Now()
+
 func progress(format string, args ...any) {
 	if testing.Verbose() {
-		fmt.Printf("ui: "+format+"\n", args...)
+		fmt.Printf("ui: [%5.1fs] "+format+"\n", append([]any{time.Since(started).Seconds()}, args...)...)
 	}
 }
