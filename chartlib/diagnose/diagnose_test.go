@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
 	libsveltosv1 "github.com/projectsveltos/libsveltos/api/v1beta1"
@@ -354,5 +355,33 @@ func TestSubsetDiff(t *testing.T) {
 	d := subsetDiff("spec", want, got)
 	if len(d) != 2 || d[0] != `spec.a: live "y", predicted "x"` || d[1] != "spec.list: live 0 items, predicted 1 items" {
 		t.Errorf("%q", d)
+	}
+}
+
+func TestRuleSets(t *testing.T) {
+	s := snapshot(nil)
+	s.ConfigMaps = []corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "kof", Name: "kof-mothership-promxy-rules"}, Data: map[string]string{
+			"kof-collectors.yaml": "groups:\n- name: kof-collectors\n  rules:\n  - alert: A\n    expr: up == 0\n",
+			"__regional-1__kof-collectors.yaml": "groups:\n- name: __regional-1__kof-collectors\n  rules:\n" +
+				"  - alert: A\n    expr: up == 1\n",
+		}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names.VMRulesConfigMap("regional-1"),
+			Labels: map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}}, Data: map[string]string{
+			"values": "vmrules:\n  groups:\n    kof-records:\n    - record: r:1\n      expr: sum(up)\n"}},
+	}
+	got := run(s).Rules
+	if len(got) != 2 || got[0].Cluster != "" || got[1].Cluster != "regional-1" {
+		t.Fatalf("rule sets %+v, want the defaults and regional-1", got)
+	}
+	want := []RuleGroup{
+		{Name: "kof-collectors", Kind: "alert", Rules: []Rule{{Name: "A", Expr: "up == 1"}}},
+		{Name: "kof-records", Kind: "record", Rules: []Rule{{Name: "r:1", Expr: "sum(up)"}}},
+	}
+	if diff := cmp.Diff(want, got[1].Groups); diff != "" {
+		t.Errorf("regional-1 groups (-want +got):\n%s", diff)
+	}
+	if got[0].Groups[0].Rules[0].Expr != "up == 0" {
+		t.Errorf("default group %+v", got[0].Groups)
 	}
 }

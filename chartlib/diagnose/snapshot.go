@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/config"
 )
 
 // Helm's ownership metadata on every object a release creates (helm.sh/helm/v3 pkg/action, "adoption" labels and
@@ -168,6 +169,9 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 			s.keep(l.list)
 		}
 	}
+	if err := s.readPromxyRules(ctx, c); err != nil {
+		return nil, err
+	}
 	ns := &corev1.Namespace{}
 	err := c.Get(ctx, client.ObjectKey{Name: s.Namespace}, ns)
 	switch {
@@ -181,6 +185,28 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 	}
 	s.sort()
 	return s, nil
+}
+
+// readPromxyRules adds the promxy rules ConfigMap the operator's environment names (KOF_PROMXY_RULES_CONFIGMAP in
+// RELEASE_NAMESPACE): the chart creates it and the operator fills it, so it carries neither the operator's label
+// nor a rules label.
+func (s *Snapshot) readPromxyRules(ctx context.Context, c client.Reader) error {
+	ns, name := s.OperatorEnv[config.EnvReleaseNamespace], s.OperatorEnv[config.EnvPromxyRulesConfigMap]
+	if name == "" || s.configMap(ns, name) != nil {
+		return nil
+	}
+	cm := &corev1.ConfigMap{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cm)
+	switch {
+	case err == nil:
+		s.ConfigMaps = append(s.ConfigMaps, *cm)
+	case apierrors.IsNotFound(err):
+	case unreadable(err):
+		s.Unreadable = append(s.Unreadable, Unreadable{What: "ConfigMap " + ns + "/" + name, Reason: err.Error()})
+	default:
+		return fmt.Errorf("get ConfigMap %s/%s: %w", ns, name, err)
+	}
+	return nil
 }
 
 // vmUserList is the list kind of the VictoriaMetrics operator's VMUser (operator.victoriametrics.com/v1beta1).

@@ -161,5 +161,12 @@ func TestBrowserPages(t *testing.T) {
 	if len(nodes(t, ctx, `.ruleset[data-cluster="regional-1"] details`)) == 0 {
 		t.Error("rules page shows no rule group of regional-1")
 	}
+	if len(nodes(t, ctx, `.ruleset[data-cluster=""] details`)) == 0 {
+		t.Error("rules page shows no default alerting group of the promxy rules ConfigMap")
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`.ruleset[data-cluster="regional-1"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.ruleset[data-cluster="regional-1"] details[open] td`))); err != nil {
+		t.Fatalf("open regional-1's first rule group: %v", err)
+	}
 	screenshot(t, ctx, "rules")
 }
