@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	"github.com/google/go-cmp/cmp"
 	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
 	libsveltosv1 "github.com/projectsveltos/libsveltos/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
