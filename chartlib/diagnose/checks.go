@@ -2,15 +2,19 @@ package diagnose
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/chart"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/operator/discovery"
@@ -219,14 +223,11 @@ func describe(v any) string {
 	return fmt.Sprint(v)
 }
 
-// chartVersions compares the chart version of every live HelmChart whose chart the prediction renders from its
-// charts directory with that chart's Chart.yaml version.
+// chartVersions compares the chart version of every live HelmChart whose chart the prediction renders with that
+// chart's Chart.yaml version.
 func (b *builder) chartVersions() {
-	if b.d.Prediction.Charts == "" {
-		return
-	}
 	for _, hc := range b.live.HelmCharts {
-		meta, err := chartutil.LoadChartfile(filepath.Join(b.d.Prediction.Charts, hc.Spec.Chart, "Chart.yaml"))
+		meta, err := b.chartFile(hc.Spec.Chart)
 		if err != nil || hc.Spec.Version == "" || hc.Spec.Version == meta.Version {
 			continue
 		}
@@ -235,4 +236,29 @@ func (b *builder) chartVersions() {
 				hc.Spec.Version, meta.Version, b.d.Prediction.Charts),
 			"compare with the charts of the installed version (--charts), or upgrade the umbrella release"))
 	}
+}
+
+// chartFile reads the Chart.yaml of the prediction's chart name.
+func (b *builder) chartFile(name string) (*chart.Metadata, error) {
+	if name == "" || path.Base(name) != name {
+		return nil, fmt.Errorf("chart %q: not a chart folder name", name)
+	}
+	var data []byte
+	var err error
+	switch {
+	case b.chartsDir != "":
+		data, err = os.ReadFile(filepath.Join(b.chartsDir, name, "Chart.yaml"))
+	case b.charts != nil:
+		data, err = fs.ReadFile(b.charts, name+"/Chart.yaml")
+	default:
+		return nil, fmt.Errorf("no charts")
+	}
+	if err != nil {
+		return nil, err
+	}
+	meta := &chart.Metadata{}
+	if err := yaml.Unmarshal(data, meta); err != nil {
+		return nil, fmt.Errorf("chart %s: Chart.yaml: %w", name, err)
+	}
+	return meta, nil
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"io/fs"
 	"sort"
 	"strings"
 
@@ -30,6 +31,9 @@ type Input struct {
 	Predicted *fleet.Fleet
 	// Prediction describes the render (and its failure).
 	Prediction PredictionInfo
+	// ChartsDir or Charts are the charts the prediction rendered (PredictOptions), for the chart version check.
+	ChartsDir string
+	Charts    fs.FS
 }
 
 // builder accumulates one diagnosis.
@@ -43,6 +47,9 @@ type builder struct {
 	views map[string]discovery.Cluster
 	// broken marks regional clusters whose data the operator cannot build.
 	broken map[string]bool
+	// chartsDir or charts hold the charts the prediction rendered.
+	chartsDir string
+	charts    fs.FS
 }
 
 // Diagnose compares the live management cluster with the prediction and returns the diagnosis: every cluster with
@@ -51,7 +58,8 @@ type builder struct {
 // for it against the predicted ones, its events, and every finding. It is a pure function of in.
 func Diagnose(in Input) *Diagnosis {
 	b := &builder{live: in.Live, pred: in.Predicted, d: &Diagnosis{Prediction: in.Prediction},
-		byKey: map[string]*Cluster{}, views: map[string]discovery.Cluster{}, broken: map[string]bool{}}
+		byKey: map[string]*Cluster{}, views: map[string]discovery.Cluster{}, broken: map[string]bool{},
+		chartsDir: in.ChartsDir, charts: in.Charts}
 	b.operatorConfig()
 	b.clusters()
 	b.bind()

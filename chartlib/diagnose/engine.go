@@ -26,7 +26,8 @@ func (e *Engine) Run(ctx context.Context) (*Diagnosis, error) {
 		return nil, err
 	}
 	pred, info := Predict(ctx, snap, e.Predict)
-	return Diagnose(Input{Live: snap, Predicted: pred, Prediction: info}), nil
+	return Diagnose(Input{Live: snap, Predicted: pred, Prediction: info, ChartsDir: e.Predict.ChartsDir,
+		Charts: e.Predict.Charts}), nil
 }
 
 // NewReader returns a direct (uncached) client for cfg with Scheme's kinds: the Reader of an Engine. Errors come

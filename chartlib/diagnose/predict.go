@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
@@ -18,10 +19,15 @@ import (
 	"kof.dev/kof/chartlib/validate"
 )
 
+// EmbeddedCharts is PredictionInfo.Charts when the prediction renders PredictOptions.Charts.
+const EmbeddedCharts = "the charts built into this binary"
+
 // PredictOptions configures the offline render the live objects are compared with.
 type PredictOptions struct {
-	// ChartsDir holds the KOF charts (required).
+	// ChartsDir holds the KOF charts; when empty, Charts does (such as the embedded kof.dev/kof/charts.FS()). One
+	// of them is required.
 	ChartsDir string
+	Charts    fs.FS
 	// ValuesFiles, when given, are the umbrella values the prediction renders layer 1 with; without them the
 	// umbrella's live HelmRepositories, HelmCharts and HelmReleases stand for layer 1 (fleet.Options.Layer1).
 	ValuesFiles []string
@@ -35,6 +41,9 @@ type PredictOptions struct {
 // the fleet, or nil and the reason in PredictionInfo.Error when the render fails as a whole.
 func Predict(ctx context.Context, s *Snapshot, opts PredictOptions) (*fleet.Fleet, PredictionInfo) {
 	info := PredictionInfo{Charts: opts.ChartsDir, Layer1: "the umbrella's live HelmReleases"}
+	if info.Charts == "" {
+		info.Charts = EmbeddedCharts
+	}
 	if len(opts.ValuesFiles) > 0 {
 		info.Layer1 = "values " + strings.Join(opts.ValuesFiles, ", ")
 	}
@@ -53,10 +62,10 @@ func Predict(ctx context.Context, s *Snapshot, opts PredictOptions) (*fleet.Flee
 
 // fleetOptions turns the snapshot into the inputs of fleet.Render.
 func fleetOptions(s *Snapshot, opts PredictOptions) (fleet.Options, error) {
-	fo := fleet.Options{ChartsDir: opts.ChartsDir, ValuesFiles: opts.ValuesFiles, ReleaseName: s.Release,
-		Namespace: s.Namespace, Validator: opts.Validator}
-	if opts.ChartsDir == "" {
-		return fo, errors.New("no charts directory; give the KOF charts the cluster was installed from (--charts)")
+	fo := fleet.Options{ChartsDir: opts.ChartsDir, Charts: opts.Charts, ValuesFiles: opts.ValuesFiles,
+		ReleaseName: s.Release, Namespace: s.Namespace, Validator: opts.Validator}
+	if opts.ChartsDir == "" && opts.Charts == nil {
+		return fo, errors.New("no charts; give the KOF charts the cluster was installed from (--charts)")
 	}
 	var errs []error
 	add := func(list *[]*unstructured.Unstructured, obj runtime.Object, gvk schema.GroupVersionKind) {

@@ -86,8 +86,8 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 // broken child's finding, the child's page its services, then the storage and rules pages; each page is
 // screenshotted into out/ui/.
 func TestBrowserPages(t *testing.T) {
-	url := startServer(t, shared.kof, []string{"ui", "--kubeconfig", shared.session.ControlPlane.Kubeconfig,
-		"--charts", "charts"}, nil, uiURL)
+	url := startServer(t, shared.kof, []string{"ui", "--kubeconfig", shared.session.ControlPlane.Kubeconfig},
+		nil, uiURL)
 	ctx := browser(t)
 	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#clusters"))); err != nil {
 		t.Fatalf("open %s: %v", url, err)

@@ -19,8 +19,8 @@ const settleWait = 60 * time.Second
 // doctor runs the built kof doctor against the demo control plane and returns its exit code and output.
 func doctor(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(shared.kof, append([]string{"doctor", "--kubeconfig", shared.session.ControlPlane.Kubeconfig,
-		"--charts", "charts"}, args...)...)
+	cmd := exec.Command(shared.kof, append([]string{"doctor", "--kubeconfig", shared.session.ControlPlane.Kubeconfig},
+		args...)...)
 	cmd.Dir = shared.root
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -38,7 +38,7 @@ func doctor(t *testing.T, args ...string) (int, string) {
 func diagnosis(t *testing.T, args ...string) (int, *diagnose.Diagnosis) {
 	t.Helper()
 	cmd := exec.Command(shared.kof, append([]string{"doctor", "-o", "json", "--kubeconfig",
-		shared.session.ControlPlane.Kubeconfig, "--charts", "charts"}, args...)...)
+		shared.session.ControlPlane.Kubeconfig}, args...)...)
 	cmd.Dir = shared.root
 	out, err := cmd.Output()
 	code := 0

@@ -150,7 +150,7 @@ func TestInClusterUI(t *testing.T) {
 
 // localArgs returns the arguments of the kof-ui container of dep for a process on loopback: the listen address on
 // 127.0.0.1 and the TLS files under tlsDir instead of the Secret's mount path; every other argument as the chart
-// renders it, plus the charts folder of the prediction.
+// renders it.
 func localArgs(t *testing.T, dep *unstructured.Unstructured, tlsDir string) []string {
 	t.Helper()
 	cs, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
@@ -168,7 +168,7 @@ func localArgs(t *testing.T, dep *unstructured.Unstructured, tlsDir string) []st
 			s = strings.Replace(s, "="+tlsMountPath+"/", "="+tlsDir+"/", 1)
 			out = append(out, s)
 		}
-		return append(out, "--charts="+filepath.Join(shared.root, "charts"))
+		return out
 	}
 	t.Fatalf("Deployment %s has no container %q", dep.GetName(), uiContainer)
 	return nil

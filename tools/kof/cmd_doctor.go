@@ -16,6 +16,7 @@ import (
 	"kof.dev/kof/chartlib/diagnose"
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/charts"
 )
 
 // Output formats of `kof doctor`.
@@ -36,7 +37,8 @@ func (f *clusterFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "kubeconfig context (default: the current context)")
-	fl.StringVar(&f.charts, "charts", "charts", "directory holding the KOF charts the prediction renders")
+	fl.StringVar(&f.charts, "charts", "", "directory holding the KOF charts the prediction renders (default: the "+
+		"charts built into kof)")
 	fl.StringVarP(&f.namespace, "namespace", "n", fleet.DefaultNamespace, "umbrella release namespace")
 	fl.StringVar(&f.release, "release", fleet.DefaultReleaseName, "umbrella release name")
 	fl.StringArrayVarP(&f.values, "values", "f", nil, "umbrella values the prediction renders layer 1 with "+
@@ -70,7 +72,8 @@ func (f *clusterFlags) engine() (*diagnose.Engine, error) {
 		return nil, fmt.Errorf("validator: %w", err)
 	}
 	return &diagnose.Engine{Reader: reader, Read: diagnose.ReadOptions{Namespace: f.namespace, Release: f.release},
-		Predict: diagnose.PredictOptions{ChartsDir: f.charts, ValuesFiles: f.values, Validator: v}}, nil
+		Predict: diagnose.PredictOptions{ChartsDir: f.charts, Charts: charts.FS(), ValuesFiles: f.values,
+			Validator: v}}, nil
 }
 
 // newDoctorCommand returns `kof doctor [CLUSTER]`.

@@ -3,6 +3,8 @@
 // request only with the caller's bearer token, checked by TokenReview, and only when a SubjectAccessReview allows
 // the caller the configured attributes (chartlib/webui.KubeGuard); same-origin only, no CORS.
 //
+// The prediction renders the charts built into the binary (kof.dev/kof/charts), the charts of the same release.
+//
 // It is a binary of its own rather than a flag of kof-operator: its ServiceAccount can read but never write, it
 // is exposed to people while the operator is not, it scales and fails apart from the reconcilers (which run one
 // leader at a time), and the operator stays free of the HTTP front and of the charts the prediction renders.
@@ -28,6 +30,7 @@ import (
 	"kof.dev/kof/chartlib/diagnose"
 	"kof.dev/kof/chartlib/validate"
 	"kof.dev/kof/chartlib/webui"
+	"kof.dev/kof/charts"
 )
 
 // shutdownGrace bounds the wait for open requests on SIGTERM.
@@ -57,7 +60,8 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.addr, "addr", ":8443", "address to listen on")
 	fs.StringVar(&o.certFile, "tls-cert-file", "", "TLS certificate (PEM); with --tls-key-file the UI serves HTTPS")
 	fs.StringVar(&o.keyFile, "tls-key-file", "", "TLS private key (PEM)")
-	fs.StringVar(&o.charts, "charts", "", "directory of the KOF charts the prediction renders")
+	fs.StringVar(&o.charts, "charts", "", "directory of the KOF charts the prediction renders (default: the charts "+
+		"built into kof-ui)")
 	fs.StringVar(&o.namespace, "namespace", "kof", "umbrella release namespace")
 	fs.StringVar(&o.release, "release", "kof", "umbrella release name")
 	fs.StringVar(&o.attrs.Group, "authz-group", webui.DefaultAttributes.Group, "API group a caller must be allowed")
@@ -73,9 +77,6 @@ func parse(args []string) (options, error) {
 	}
 	if (o.certFile == "") != (o.keyFile == "") {
 		return o, errors.New("--tls-cert-file and --tls-key-file: give both or neither")
-	}
-	if o.charts == "" {
-		return o, errors.New("--charts: required; the folder of the KOF charts the prediction renders")
 	}
 	if o.attrs.Resource == "" || o.attrs.Verb == "" {
 		return o, errors.New("--authz-resource and --authz-verb: must not be empty")
@@ -105,7 +106,7 @@ func run(ctx context.Context, args []string) error {
 		return fmt.Errorf("validator: %w", err)
 	}
 	engine := &diagnose.Engine{Reader: reader, Read: diagnose.ReadOptions{Namespace: o.namespace, Release: o.release},
-		Predict: diagnose.PredictOptions{ChartsDir: o.charts, Validator: v}}
+		Predict: diagnose.PredictOptions{ChartsDir: o.charts, Charts: charts.FS(), Validator: v}}
 	guard := &webui.KubeGuard{Client: cs, Attributes: o.attrs}
 	if o.audiences != "" {
 		guard.Audiences = strings.Split(o.audiences, ",")
