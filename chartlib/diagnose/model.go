@@ -22,8 +22,8 @@ type Diagnosis struct {
 
 // PredictionInfo describes the offline render the live objects were compared with.
 type PredictionInfo struct {
-	// Charts is the charts directory rendered; Layer1 says where layer 1 came from (the live HelmReleases or the
-	// values files given).
+	// Charts says which charts were rendered (EmbeddedCharts, or the charts in a folder); Layer1 where layer 1
+	// came from (the live HelmReleases or the values files given).
 	Charts string `json:"charts"`
 	Layer1 string `json:"layer1"`
 	// Error is set when the render failed as a whole; nothing was compared then.

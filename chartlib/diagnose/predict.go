@@ -40,9 +40,9 @@ type PredictOptions struct {
 // kof-operator's outputs computed offline (the prediction the live operator objects are compared with). It returns
 // the fleet, or nil and the reason in PredictionInfo.Error when the render fails as a whole.
 func Predict(ctx context.Context, s *Snapshot, opts PredictOptions) (*fleet.Fleet, PredictionInfo) {
-	info := PredictionInfo{Charts: opts.ChartsDir, Layer1: "the umbrella's live HelmReleases"}
-	if info.Charts == "" {
-		info.Charts = EmbeddedCharts
+	info := PredictionInfo{Charts: EmbeddedCharts, Layer1: "the umbrella's live HelmReleases"}
+	if opts.ChartsDir != "" {
+		info.Charts = "the charts in " + opts.ChartsDir
 	}
 	if len(opts.ValuesFiles) > 0 {
 		info.Layer1 = "values " + strings.Join(opts.ValuesFiles, ", ")
