@@ -149,7 +149,7 @@ func (b *builder) compareMCSs() {
 			ref := "MultiClusterService " + want.GetName()
 			got := live[want.GetName()]
 			if got == nil {
-				if b.live.readable(listOfKind[kindMultiClusterService]) {
+				if b.live.readable(listOfKind(kindMultiClusterService)) {
 					b.fleetFinding(newFinding(CodeMCSMissing, "", ref, "", fmt.Sprintf("%s, rendered by release %s, "+
 						"does not exist", ref, s.Name), "check the HelmRelease "+s.Name+" (it installs the "+
 						"MultiClusterServices) and its Ready condition"))

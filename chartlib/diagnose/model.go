@@ -174,22 +174,26 @@ type Storage struct {
 
 // PromxyServerGroup is one PromxyServerGroup with its conditions.
 type PromxyServerGroup struct {
-	Namespace, Name string
-	Cluster         string      `json:"cluster"`
-	Targets         []string    `json:"targets"`
-	Scheme          string      `json:"scheme"`
-	PathPrefix      string      `json:"pathPrefix"`
-	Conditions      []Condition `json:"conditions"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Cluster is spec.cluster_name; Targets, Scheme and PathPrefix are where promxy reads it.
+	Cluster    string      `json:"cluster"`
+	Targets    []string    `json:"targets"`
+	Scheme     string      `json:"scheme"`
+	PathPrefix string      `json:"pathPrefix"`
+	Conditions []Condition `json:"conditions"`
 }
 
 // StorageConnection is one VMStorageConnection with its conditions.
 type StorageConnection struct {
-	Namespace, Name string
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
 	// StorageKind and Storage name the storage cluster whose select it configures (`VLCluster kof/logs`).
-	StorageKind string      `json:"storageKind"`
-	Storage     string      `json:"storage"`
-	Address     string      `json:"address"`
-	Conditions  []Condition `json:"conditions"`
+	StorageKind string `json:"storageKind"`
+	Storage     string `json:"storage"`
+	// Address is the storage node the select gets; Conditions are the object's status conditions.
+	Address    string      `json:"address"`
+	Conditions []Condition `json:"conditions"`
 }
 
 // RuleSet is the merged rules of one cluster.

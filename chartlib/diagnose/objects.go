@@ -26,11 +26,21 @@ const (
 	kindMultiClusterService = "MultiClusterService"
 )
 
-// Lists of Snapshot.Unreadable the object kinds are read by.
-var listOfKind = map[string]string{
-	kindConfigMap: "operator ConfigMaps", kindSecret: "operator Secrets", kindVMUser: "operator VMUsers",
-	kindPromxyServerGroup: "PromxyServerGroups", kindStorageConnection: "VMStorageConnections",
-	kindMultiClusterService: "MultiClusterServices",
+// listOfKind names the list of Snapshot.Unreadable an operator object kind is read by.
+func listOfKind(kind string) string {
+	switch kind {
+	case kindConfigMap:
+		return "operator ConfigMaps"
+	case kindSecret:
+		return "operator Secrets"
+	case kindVMUser:
+		return "operator VMUsers"
+	case kindPromxyServerGroup:
+		return "PromxyServerGroups"
+	case kindStorageConnection:
+		return "VMStorageConnections"
+	}
+	return "MultiClusterServices"
 }
 
 // maxEvents is how many events a cluster shows.
@@ -96,7 +106,7 @@ func (b *builder) operatorObjects() {
 				(w.kind == kindVMUser && predictedSecret != "" && strings.TrimPrefix(w.name, names.VMUserPrefix) ==
 					strings.TrimPrefix(predictedSecret, names.VMUserSecretPrefix))
 			live, labels, conds := b.liveObject(w)
-			o.Live, o.LiveUnknown, o.Conditions = live, !b.live.readable(listOfKind[w.kind]), conds
+			o.Live, o.LiveUnknown, o.Conditions = live, !b.live.readable(listOfKind(w.kind)), conds
 			if !o.Live && !o.Predicted && !required {
 				continue
 			}

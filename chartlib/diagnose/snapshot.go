@@ -154,7 +154,7 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 		{"alert rule ConfigMaps", &corev1.ConfigMapList{}, []client.ListOption{hasLabel(kofv1.AlertRulesClusterLabel)}},
 		{"record rule ConfigMaps", &corev1.ConfigMapList{}, []client.ListOption{hasLabel(kofv1.RecordRulesClusterLabel)}},
 		{"operator Secrets", metadataList(corev1.SchemeGroupVersion.WithKind("SecretList")), []client.ListOption{ours}},
-		{"operator VMUsers", metadataList(vmUserList), []client.ListOption{ours}},
+		{"operator VMUsers", metadataList(vmUserList()), []client.ListOption{ours}},
 		{"ClusterDeployment Events", &corev1.EventList{}, []client.ListOption{eventFields(eventKindField, kcmv1.ClusterDeploymentKind)}},
 		{"warning Events", &corev1.EventList{}, []client.ListOption{eventFields(eventTypeField, corev1.EventTypeWarning)}},
 		{"kof-operator Deployments", &appsv1.DeploymentList{}, []client.ListOption{client.MatchingLabels{
@@ -209,8 +209,10 @@ func (s *Snapshot) readPromxyRules(ctx context.Context, c client.Reader) error {
 	return nil
 }
 
-// vmUserList is the list kind of the VictoriaMetrics operator's VMUser (operator.victoriametrics.com/v1beta1).
-var vmUserList = schema.GroupVersionKind{Group: "operator.victoriametrics.com", Version: "v1beta1", Kind: "VMUserList"}
+// vmUserList returns the list kind of the VictoriaMetrics operator's VMUser (operator.victoriametrics.com/v1beta1).
+func vmUserList() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: "operator.victoriametrics.com", Version: "v1beta1", Kind: "VMUserList"}
+}
 
 func metadataList(gvk schema.GroupVersionKind) *metav1.PartialObjectMetadataList {
 	l := &metav1.PartialObjectMetadataList{}
@@ -287,7 +289,7 @@ func (s *Snapshot) keep(l client.ObjectList) {
 	case *corev1.ConfigMapList:
 		s.ConfigMaps = append(s.ConfigMaps, l.Items...)
 	case *metav1.PartialObjectMetadataList:
-		if l.GroupVersionKind() == vmUserList {
+		if l.GroupVersionKind() == vmUserList() {
 			s.VMUsers = l.Items
 		} else {
 			s.Secrets = l.Items

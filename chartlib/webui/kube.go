@@ -14,10 +14,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// DefaultAttributes is what a caller must be allowed to do to see the in-cluster UI: `get` on the resource `ui` of
-// KOF's API group, a permission the kof-mothership chart grants with its `<release>-ui-viewer` ClusterRole (RBAC
-// rules may name resources no API serves, as here: the UI itself).
-var DefaultAttributes = authzv1.ResourceAttributes{Group: "kof.k0rdent.mirantis.com", Resource: "ui", Verb: "get"}
+// The default permission a caller must have to see the in-cluster UI: `get` on the resource `ui` of KOF's API
+// group, which the kof-mothership chart grants with its `<release>-ui-viewer` ClusterRole (RBAC rules may name
+// resources no API serves, as here: the UI itself).
+const (
+	DefaultGroup    = "kof.k0rdent.mirantis.com"
+	DefaultResource = "ui"
+	DefaultVerb     = "get"
+)
+
+// DefaultAttributes returns the SubjectAccessReview attributes of DefaultGroup, DefaultResource and DefaultVerb.
+func DefaultAttributes() authzv1.ResourceAttributes {
+	return authzv1.ResourceAttributes{Group: DefaultGroup, Resource: DefaultResource, Verb: DefaultVerb}
+}
 
 // DefaultReviewTTL is how long a token's review is reused.
 const DefaultReviewTTL = 10 * time.Second
@@ -134,7 +143,7 @@ func (g *KubeGuard) review(ctx context.Context, token string) review {
 	}
 	attrs := g.Attributes
 	if attrs == (authzv1.ResourceAttributes{}) {
-		attrs = DefaultAttributes
+		attrs = DefaultAttributes()
 	}
 	u := tr.Status.User
 	extra := map[string]authzv1.ExtraValue{}

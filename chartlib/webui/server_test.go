@@ -198,3 +198,33 @@ func TestNewToken(t *testing.T) {
 		t.Errorf("tokens %q and %q: want two distinct 64-hex-digit secrets", a, b)
 	}
 }
+
+func TestBearer(t *testing.T) {
+	cases := map[string]struct {
+		token string
+		ok    bool
+	}{
+		"Bearer abc":  {"abc", true},
+		"bearer  abc": {"abc", true},
+		"Basic abc":   {"", false},
+		"Bearer":      {"", false},
+		"Bearer  ":    {"", false},
+		"":            {"", false},
+	}
+	for header, want := range cases {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", header)
+		if tok, ok := bearer(r); ok != want.ok || (ok && tok != want.token) {
+			t.Errorf("bearer(%q) = %q, %v; want %q, %v", header, tok, ok, want.token, want.ok)
+		}
+	}
+}
+
+// KubeGuard answers 401 with a Bearer challenge before asking the API server when no token is sent.
+func TestKubeGuardNoToken(t *testing.T) {
+	h := handler(t, &Server{Guard: &KubeGuard{}})
+	w := get(h, "/", nil)
+	if w.Code != http.StatusUnauthorized || !strings.HasPrefix(w.Header().Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no token: %d %q, want 401 with a Bearer challenge", w.Code, w.Header().Get("WWW-Authenticate"))
+	}
+}

@@ -64,9 +64,9 @@ func parse(args []string) (options, error) {
 		"built into kof-ui)")
 	fs.StringVar(&o.namespace, "namespace", "kof", "umbrella release namespace")
 	fs.StringVar(&o.release, "release", "kof", "umbrella release name")
-	fs.StringVar(&o.attrs.Group, "authz-group", webui.DefaultAttributes.Group, "API group a caller must be allowed")
-	fs.StringVar(&o.attrs.Resource, "authz-resource", webui.DefaultAttributes.Resource, "resource a caller must be allowed")
-	fs.StringVar(&o.attrs.Verb, "authz-verb", webui.DefaultAttributes.Verb, "verb a caller must be allowed")
+	fs.StringVar(&o.attrs.Group, "authz-group", webui.DefaultGroup, "API group a caller must be allowed")
+	fs.StringVar(&o.attrs.Resource, "authz-resource", webui.DefaultResource, "resource a caller must be allowed")
+	fs.StringVar(&o.attrs.Verb, "authz-verb", webui.DefaultVerb, "verb a caller must be allowed")
 	fs.StringVar(&o.audiences, "token-audiences", "", "comma-separated audiences a caller's token must be valid for")
 	fs.DurationVar(&o.maxAge, "max-age", webui.DefaultMaxAge, "how long one diagnosis is reused")
 	if err := fs.Parse(args); err != nil {
