@@ -268,6 +268,11 @@ func TestNotListed(t *testing.T) {
 	if got := findings(d, "child-1", CodeNotListed); len(got) != 0 {
 		t.Errorf("listed child-1: %v", got)
 	}
+	for name, want := range map[string]string{"child-1": KCMNotDeployed, "child-2": KCMNotListed} {
+		if got := d.Cluster(name).Selections[0].KCM; got != want {
+			t.Errorf("%s: KCM says %q, want %q", name, got, want)
+		}
+	}
 }
 
 func TestOperatorObjects(t *testing.T) {

@@ -94,7 +94,17 @@ type Selection struct {
 	// Reason is set when the selector was not even asked: the management cluster is a candidate only of
 	// MultiClusterServices with spec.serviceSpec.provider.selfManagement.
 	Reason string `json:"reason,omitempty"`
+	// KCM is what the MultiClusterService's status.matchingClusters says of the cluster: KCMDeployed,
+	// KCMNotDeployed, KCMNotListed, or "" when the status is not current.
+	KCM string `json:"kcm,omitempty"`
 }
+
+// What a MultiClusterService's status says of a cluster (KCM v1beta1 MatchingCluster.Deployed).
+const (
+	KCMDeployed    = "all services deployed"
+	KCMNotDeployed = "not all services deployed"
+	KCMNotListed   = "not listed"
+)
 
 // Service is one service (Helm release) the cluster should receive.
 type Service struct {

@@ -81,12 +81,12 @@ func (b *builder) selectOne(c *Cluster, cd *kcmv1.ClusterDeployment, mcs *kcmv1.
 	if !ok && sel.Operator {
 		return
 	}
+	if ok && cd != nil {
+		sel.KCM = b.checkListed(c, mcs)
+	}
 	c.Selections = append(c.Selections, sel)
 	if !ok {
 		return
-	}
-	if cd != nil {
-		b.checkListed(c, mcs)
 	}
 	for _, svc := range mcs.Spec.ServiceSpec.Services {
 		if svc.Disable {
@@ -282,21 +282,26 @@ func (b *builder) reportsServices(c *Cluster, cd *kcmv1.ClusterDeployment) bool 
 	return false
 }
 
-// checkListed reports a matching cluster that the MultiClusterService's current status does not list.
-func (b *builder) checkListed(c *Cluster, mcs *kcmv1.MultiClusterService) {
+// checkListed returns what the MultiClusterService's current status says of matching cluster c, and reports a
+// cluster the status does not list. A status that is not current (or empty) says nothing.
+func (b *builder) checkListed(c *Cluster, mcs *kcmv1.MultiClusterService) string {
 	st := mcs.Status
 	if mcs.Generation == 0 || st.ObservedGeneration != mcs.Generation || len(st.MatchingClusters) == 0 {
-		return
+		return ""
 	}
 	for _, m := range st.MatchingClusters {
 		if m.ObjectReference != nil && m.Name == c.Name && m.Namespace == c.Namespace {
-			return
+			if m.Deployed {
+				return KCMDeployed
+			}
+			return KCMNotDeployed
 		}
 	}
 	c.Findings = append(c.Findings, newFinding(CodeNotListed, c.Dir, "MultiClusterService "+mcs.Name,
 		"status.matchingClusters", fmt.Sprintf("spec.clusterSelector of MultiClusterService %s matches the cluster, "+
 			"but KCM does not list it among the matching clusters", mcs.Name),
 		"check KCM's controller logs and the ClusterDeployment's status.conditions (KCM matches ready clusters)"))
+	return KCMNotListed
 }
 
 // notSelected reports a KOF cluster that no MultiClusterService selects (in regionless mode regional clusters are
