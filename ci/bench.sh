@@ -6,7 +6,8 @@
 # Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator at
 # 20 regional + 1,000 child clusters; the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
 # export read (samples/s, MB/s, ratio, peak RSS); the audit-logs exporter against the raw LogsQL read (events/s, ratio,
-# peak RSS). BENCH_FILTER (a grep -E pattern over package paths) runs a subset.
+# peak RSS); the diagnosis of kof doctor at 100 and 1,000 clusters (and whether it grows linearly). BENCH_FILTER (a
+# grep -E pattern over package paths) runs a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -38,6 +39,7 @@ bench ./chartlib/render/ 'BenchmarkRepositoryChartFromDisk$|BenchmarkHelmTemplat
 bench ./chartlib/fleet/ 'BenchmarkFleet$|BenchmarkHelmTemplateFleet$' 1x
 bench ./chartlib/sveltos/ . 1s
 bench ./chartlib/validate/ . 1s
+bench ./chartlib/diagnose/ 'BenchmarkDiagnose' 10x
 bench ./tests/charts/mgmt/ . 1s
 bench ./tests/charts/remote/ . 1s
 bench ./operator/rules/ . 1x
@@ -51,4 +53,9 @@ echo "== comparisons (same run)"
 r="$OUT/__chartlib_render_.txt"; f="$OUT/__chartlib_fleet_.txt"
 [ -f "$r" ] && ratio "one chart (kof-mothership)" "$r" BenchmarkRepositoryChartFromDisk BenchmarkHelmTemplate
 [ -f "$f" ] && ratio "fleet (1 mgmt + 10 regional + 200 child)" "$f" BenchmarkFleet BenchmarkHelmTemplateFleet
+d="$OUT/__chartlib_diagnose_.txt"
+if [ -f "$d" ]; then
+  a="$(nsop "$d" BenchmarkDiagnose100)"; b="$(nsop "$d" BenchmarkDiagnose1000)"
+  awk -v a="$a" -v b="$b" 'BEGIN {printf "diagnosis: 101 clusters %.1f ms, 1001 clusters %.1f ms, ratio 1001/(10 x 101) = %.2f (1.0: linear)\n", a/1e6, b/1e6, b/(10*a)}'
+fi
 exit 0

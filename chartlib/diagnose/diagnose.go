@@ -47,6 +47,8 @@ type builder struct {
 	views map[string]discovery.Cluster
 	// broken marks regional clusters whose data the operator cannot build.
 	broken map[string]bool
+	// x indexes live and pred.
+	x *index
 	// chartsDir or charts hold the charts the prediction rendered.
 	chartsDir string
 	charts    fs.FS
@@ -59,7 +61,7 @@ type builder struct {
 func Diagnose(in Input) *Diagnosis {
 	b := &builder{live: in.Live, pred: in.Predicted, d: &Diagnosis{Prediction: in.Prediction},
 		byKey: map[string]*Cluster{}, views: map[string]discovery.Cluster{}, broken: map[string]bool{},
-		chartsDir: in.ChartsDir, charts: in.Charts}
+		chartsDir: in.ChartsDir, charts: in.Charts, x: newIndex(in.Live, in.Predicted)}
 	b.operatorConfig()
 	b.clusters()
 	b.bind()
@@ -185,12 +187,7 @@ func (b *builder) clusters() {
 
 // deployment returns the live ClusterDeployment of c, nil for the management cluster.
 func (b *builder) deployment(c *Cluster) *kcmv1.ClusterDeployment {
-	for i := range b.live.Deployments {
-		if cd := &b.live.Deployments[i]; cd.Namespace == c.Namespace && cd.Name == c.Name {
-			return cd
-		}
-	}
-	return nil
+	return b.x.deployments[c.Key()]
 }
 
 // cdRef names a ClusterDeployment for findings.

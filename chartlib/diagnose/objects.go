@@ -147,54 +147,19 @@ func (b *builder) objectFindings(c *Cluster, o OperatorObject, required bool) {
 
 // predictedObject returns the predicted operator output w, nil when the prediction has none.
 func (b *builder) predictedObject(w wanted) *unstructured.Unstructured {
-	if b.pred == nil {
-		return nil
-	}
-	for _, o := range b.pred.Operator {
-		if o.GetKind() == w.kind && o.GetNamespace() == w.namespace && o.GetName() == w.name {
-			return o
-		}
-	}
-	return nil
+	return b.x.predicted[objectKey(w.kind, w.namespace, w.name)]
 }
 
 // liveObject returns whether w exists, its labels and its conditions.
 func (b *builder) liveObject(w wanted) (bool, map[string]string, []Condition) {
-	switch w.kind {
-	case kindConfigMap:
-		if cm := b.live.configMap(w.namespace, w.name); cm != nil {
+	if w.kind == kindConfigMap {
+		if cm := b.x.configMaps[w.namespace+"/"+w.name]; cm != nil {
 			return true, cm.Labels, nil
 		}
-	case kindSecret, kindVMUser:
-		list := b.live.Secrets
-		if w.kind == kindVMUser {
-			list = b.live.VMUsers
-		}
-		for _, m := range list {
-			if m.Namespace == w.namespace && m.Name == w.name {
-				return true, m.Labels, nil
-			}
-		}
-	case kindPromxyServerGroup:
-		for _, p := range b.live.PromxyServerGroups {
-			if p.Namespace == w.namespace && p.Name == w.name {
-				return true, p.Labels, conditions(p.Status.Conditions)
-			}
-		}
-	case kindStorageConnection:
-		for _, s := range b.live.StorageConnections {
-			if s.Namespace == w.namespace && s.Name == w.name {
-				return true, s.Labels, conditions(s.Status.Conditions)
-			}
-		}
-	case kindMultiClusterService:
-		for _, m := range b.live.MCSs {
-			if m.Name == w.name {
-				return true, m.Labels, conditions(m.Status.Conditions)
-			}
-		}
+		return false, nil, nil
 	}
-	return false, nil, nil
+	o, ok := b.x.objects[objectKey(w.kind, w.namespace, w.name)]
+	return ok, o.labels, o.conditions
 }
 
 // conditions converts status conditions.
@@ -218,7 +183,7 @@ func (b *builder) compare(w wanted, pred *unstructured.Unstructured, liveLabels 
 	if w.kind != kindConfigMap {
 		return out
 	}
-	live := b.live.configMap(w.namespace, w.name).Data
+	live := b.x.configMaps[w.namespace+"/"+w.name].Data
 	want, _, _ := unstructured.NestedStringMap(pred.Object, "data")
 	keys := map[string]bool{}
 	for k := range live {
@@ -280,7 +245,7 @@ func (b *builder) endpoints(c *Cluster) []Endpoint {
 		if o.Kind != kindConfigMap || strings.HasPrefix(o.Name, names.VMRulesConfigMapPrefix) {
 			continue
 		}
-		if cm := b.live.configMap(o.Namespace, o.Name); cm != nil {
+		if cm := b.x.configMaps[o.Namespace+"/"+o.Name]; cm != nil {
 			data = cm.Data
 		} else if p := b.predictedObject(wanted{kind: o.Kind, namespace: o.Namespace, name: o.Name}); p != nil {
 			data, _, _ = unstructured.NestedStringMap(p.Object, "data")
@@ -324,18 +289,23 @@ func eventTime(e corev1.Event) time.Time {
 // newest first (Snapshot.Events is sorted so).
 func (b *builder) events() {
 	for _, c := range b.d.Clusters {
-		refs := map[string]bool{}
+		var keys []string
 		if c.Role != fleet.RoleManagement {
-			refs[kcmv1.ClusterDeploymentKind+"/"+c.Namespace+"/"+c.Name] = true
+			keys = append(keys, objectKey(kcmv1.ClusterDeploymentKind, c.Namespace, c.Name))
 		}
 		for _, o := range c.Objects {
-			refs[o.Kind+"/"+o.Namespace+"/"+o.Name] = true
+			keys = append(keys, objectKey(o.Kind, o.Namespace, o.Name))
 		}
-		for _, e := range b.live.Events {
-			io := e.InvolvedObject
-			if !refs[io.Kind+"/"+io.Namespace+"/"+io.Name] || len(c.Events) >= maxEvents {
-				continue
+		var evs []corev1.Event
+		for _, k := range keys {
+			evs = append(evs, b.x.events[k]...)
+		}
+		sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[j]).Before(eventTime(evs[i])) })
+		for _, e := range evs {
+			if len(c.Events) >= maxEvents {
+				break
 			}
+			io := e.InvolvedObject
 			ref := io.Kind + " " + io.Name
 			if io.Namespace != "" {
 				ref = io.Kind + " " + io.Namespace + "/" + io.Name

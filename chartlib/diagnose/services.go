@@ -47,8 +47,8 @@ func (b *builder) selections() {
 		if c.Role == fleet.RoleManagement {
 			b.helmReleaseServices(c)
 		}
-		for i := range b.live.MCSs {
-			b.selectOne(c, cd, &b.live.MCSs[i], lbls)
+		for _, mcs := range b.x.candidates(lbls) {
+			b.selectOne(c, cd, mcs, lbls)
 		}
 		b.notSelected(c)
 	}
@@ -151,15 +151,7 @@ func (b *builder) predictedService(c *Cluster, via, template string) *fleet.Serv
 
 // predictedCluster returns the prediction's cluster of c, nil without a prediction.
 func (b *builder) predictedCluster(c *Cluster) *fleet.Cluster {
-	if b.pred == nil {
-		return nil
-	}
-	for _, pc := range b.pred.Clusters {
-		if pc.Name == c.Name && pc.Namespace == c.Namespace {
-			return pc
-		}
-	}
-	return nil
+	return b.x.clusters[c.Key()]
 }
 
 // liveState fills s.State from, in order, the ClusterDeployment's status.services, the ServiceSet KCM made for the
@@ -172,18 +164,13 @@ func (b *builder) liveState(c *Cluster, cd *kcmv1.ClusterDeployment, mcs *kcmv1.
 		}
 	}
 	key := serviceSetKey(b.cfg.KCMNamespace, cd, mcs.Name)
-	for i := range b.live.ServiceSets {
-		ss := &b.live.ServiceSets[i]
-		if ss.Namespace+"/"+ss.Name != key {
-			continue
-		}
+	if ss := b.x.serviceSets[key]; ss != nil {
 		if st := findState(ss.Status.Services, s.Name, s.Namespace); st != nil {
 			s.State, s.Message, s.StateSource = st.State, st.FailureMessage, sourceServiceSet
 			return
 		}
 	}
-	for i := range b.live.Summaries {
-		sum := &b.live.Summaries[i]
+	for _, sum := range b.x.summaries[c.Key()] {
 		if !summaryOf(sum, c, key) {
 			continue
 		}
@@ -274,12 +261,7 @@ func (b *builder) reportsServices(c *Cluster, cd *kcmv1.ClusterDeployment) bool 
 	if cd != nil && len(cd.Status.Services) > 0 {
 		return true
 	}
-	for i := range b.live.Summaries {
-		if s := &b.live.Summaries[i]; s.GetLabels()[summaryClusterLabel] == c.Name && s.Namespace == c.Namespace {
-			return true
-		}
-	}
-	return false
+	return len(b.x.summaries[c.Key()]) > 0
 }
 
 // checkListed returns what the MultiClusterService's current status says of matching cluster c, and reports a
