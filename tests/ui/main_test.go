@@ -1,5 +1,5 @@
 // Package ui tests `kof doctor`, `kof ui` and the in-cluster kof-ui against the demo control plane: KOF installed
-// from scenario 01 plus a child without a regional cluster (chartlib/install), read by the real binaries, the UI
+// from scenario 01 plus a child without a regional cluster (internal/harness), read by the real binaries, the UI
 // driven by a real browser (Debian's chromium through chromedp).
 package ui
 
@@ -19,7 +19,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 	"kof.dev/kof/chartlib/manifest"
 )
 
@@ -29,8 +29,8 @@ const operatorWait = 90 * time.Second
 // env is what every test of the package shares (set by TestMain).
 type env struct {
 	root, work string
-	session    *install.Session
-	install    *install.Installation
+	session    *harness.Session
+	install    *harness.Installation
 	// kof and kofUI are the built binaries.
 	kof, kofUI string
 }
@@ -78,7 +78,7 @@ func setup() (*env, error) {
 	ctx := context.Background()
 	built := make(chan error, 1)
 	go func() { built <- e.build(ctx) }()
-	e.session, err = install.StartSession(ctx, install.SessionOptions{Root: root, WorkDir: e.work, Progress: progress})
+	e.session, err = harness.StartSession(ctx, harness.SessionOptions{Root: root, WorkDir: e.work, Progress: progress})
 	if err != nil {
 		return e, errors.Join(err, <-built)
 	}
@@ -102,7 +102,7 @@ func (e *env) installScenario(ctx context.Context, name string, extra ...string)
 		}
 		e.install = nil
 	}
-	sc, err := install.LoadScenario(filepath.Join(e.root, "tests", "scenarios", "testdata"), name)
+	sc, err := harness.LoadScenario(filepath.Join(e.root, "tests", "scenarios", "testdata"), name)
 	if err != nil {
 		return err
 	}

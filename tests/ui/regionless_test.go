@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 )
 
 // Scenario 02 (regionless): every cluster is healthy and kof doctor exits 0; the children write to the management
@@ -37,7 +37,7 @@ func deleteDeployments(t *testing.T) {
 	c := shared.session.ControlPlane.Client
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion("k0rdent.mirantis.com/v1beta1")
-	list.SetKind(install.KindClusterDeployment + "List")
+	list.SetKind(harness.KindClusterDeployment + "List")
 	if err := c.List(context.Background(), list); err != nil {
 		t.Fatal(err)
 	}
