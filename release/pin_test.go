@@ -43,7 +43,8 @@ func readValues(t *testing.T, chart string) []byte {
 	return b
 }
 
-// The mothership's kof-operator block is pinned in place: four scalars change, every other line stays.
+// The mothership's kof-operator and kof-ui blocks are pinned in place: four scalars each change, every other line
+// stays.
 func TestPinValuesMothership(t *testing.T) {
 	before := readValues(t, "kof-mothership")
 	after, pins, err := PinValues("kof-mothership", before, testImages(t), testRepo)
@@ -51,7 +52,8 @@ func TestPinValuesMothership(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Pin{{Path: "operator.image", Image: "kof-operator",
-		Value: "127.0.0.1:5000/kof/kof-operator:1.2.3@" + testDigest}}
+		Value: "127.0.0.1:5000/kof/kof-operator:1.2.3@" + testDigest}, {Path: "ui.image", Image: "kof-ui",
+		Value: "127.0.0.1:5000/kof/kof-ui:1.2.3@" + testDigest}}
 	if diff := cmp.Diff(want, pins); diff != "" {
 		t.Errorf("pins (-want +got):\n%s", diff)
 	}
@@ -66,6 +68,7 @@ func TestPinValuesMothership(t *testing.T) {
 		}
 	}
 	wantLines := []string{`registry: "127.0.0.1:5000"`, `repository: "kof/kof-operator"`, `tag: "1.2.3"`,
+		`digest: "` + testDigest + `"`, `registry: "127.0.0.1:5000"`, `repository: "kof/kof-ui"`, `tag: "1.2.3"`,
 		`digest: "` + testDigest + `"`}
 	if diff := cmp.Diff(wantLines, changed); diff != "" {
 		t.Errorf("changed lines (-want +got):\n%s", diff)

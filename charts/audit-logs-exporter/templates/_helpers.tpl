@@ -61,12 +61,14 @@ chain). Input: the root context. Output: a name or "".
 {{- end -}}
 
 {{/*
-audit-logs-exporter.image: `<registry>/<repository>:<tag>`, global.registry replacing image.registry and the
+audit-logs-exporter.image: `<registry>/<repository>:<tag>[@<digest>]`, global.registry replacing image.registry and the
 chart's appVersion standing in for an empty tag. Input: the root context. Output: an image reference.
 */}}
 {{- define "audit-logs-exporter.image" -}}
 {{- $i := .Values.image -}}
 {{- $registry := .Values.global.registry | default $i.registry -}}
 {{- $ref := printf "%s:%s" $i.repository ($i.tag | default .Chart.AppVersion) -}}
-{{- if $registry -}}{{ printf "%s/%s" (trimSuffix "/" $registry) $ref }}{{- else -}}{{ $ref }}{{- end -}}
+{{- if $registry -}}{{- $ref = printf "%s/%s" (trimSuffix "/" $registry) $ref -}}{{- end -}}
+{{- with get $i "digest" -}}{{- $ref = printf "%s@%s" $ref . -}}{{- end -}}
+{{- $ref -}}
 {{- end -}}

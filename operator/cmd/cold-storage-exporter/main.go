@@ -13,6 +13,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	// CA roots for TLS when the image has no CA files (KOF images hold only the binary; docs/release.md).
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"kof.dev/kof/operator/coldstorage"
 )
 

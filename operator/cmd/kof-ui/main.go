@@ -23,6 +23,9 @@ import (
 	"syscall"
 	"time"
 
+	// CA roots for TLS when the image has no CA files (KOF images hold only the binary; docs/release.md).
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	authzv1 "k8s.io/api/authorization/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
