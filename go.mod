@@ -17,6 +17,7 @@ require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/uuid v1.6.0
+	github.com/grafana/grafana-foundation-sdk/go v0.0.22
 	github.com/grafana/grafana-operator/v5 v5.18.0
 	github.com/huandu/xstrings v1.5.0
 	github.com/minio/minio-go/v7 v7.4.1
@@ -76,7 +77,7 @@ require (
 	github.com/VictoriaMetrics/VictoriaMetrics v1.148.0 // indirect
 	github.com/VictoriaMetrics/easyproto v1.2.0 // indirect
 	github.com/VictoriaMetrics/metrics v1.44.0 // indirect
-	github.com/VictoriaMetrics/metricsql v0.87.3 // indirect
+	github.com/VictoriaMetrics/metricsql v0.87.3
 	github.com/andybalholm/brotli v1.2.3 // indirect
 	github.com/apache/thrift v0.24.0 // indirect
 	github.com/armon/go-metrics v0.4.1 // indirect

@@ -3,10 +3,11 @@
 #   1. operator deepcopy, CRDs and RBAC          (operator/generate.sh, controller-gen)
 #   2. kof-mothership's copy of the CRDs and RBAC (charts/kof-mothership/generate.sh)
 #   3. the chart partials several charts share, copied from charts/partials (charts/partials/generate.sh)
-#   4. values JSON schemas, in schemas/ and each chart's values.schema.json (kof schema generate)
-#   5. chart READMEs from README.md.gotmpl and the `# --` comments (helm-docs)
-#   6. install bundles dist/install-crds.yaml and dist/install.yaml (kof bundle, kustomize API)
-#   7. the collector distribution's builder manifest ci/otelcol/manifest.yaml (kof collector manifest)
+#   4. KOF's Grafana dashboards as JSON in charts/kof-dashboards (kof dashboards generate, chartlib/dashboards)
+#   5. values JSON schemas, in schemas/ and each chart's values.schema.json (kof schema generate)
+#   6. chart READMEs from README.md.gotmpl and the `# --` comments (helm-docs)
+#   7. install bundles dist/install-crds.yaml and dist/install.yaml (kof bundle, kustomize API)
+#   8. the collector distribution's builder manifest ci/otelcol/manifest.yaml (kof collector manifest)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,6 +19,8 @@ step "kof-mothership: CRDs and operator RBAC"
 bash charts/kof-mothership/generate.sh
 step "shared chart partials"
 bash charts/partials/generate.sh
+step "dashboards"
+go run ./tools/kof dashboards generate
 step "values schemas"
 go run ./tools/kof schema generate
 step "chart READMEs"

@@ -86,8 +86,8 @@ func newRoot(s streams) *cobra.Command {
 	}
 	root.SetOut(s.out)
 	root.SetErr(s.err)
-	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newBundleCommand(s),
-		newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s), newReleaseCommand(s),
-		newDoctorCommand(s), newUICommand(s))
+	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newDashboardsCommand(s),
+		newBundleCommand(s), newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s),
+		newReleaseCommand(s), newDoctorCommand(s), newUICommand(s))
 	return root
 }

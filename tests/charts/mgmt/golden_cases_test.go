@@ -11,7 +11,7 @@ import (
 )
 
 // charts are the charts of this package.
-var charts = []string{"kof", "kof-operators", "kof-mothership", "kof-propagation"}
+var charts = []string{"kof", "kof-operators", "kof-mothership", "kof-propagation", "kof-dashboards"}
 
 // goldenCase is one golden render: a chart with its defaults ("defaults") or with one ci/ values file.
 type goldenCase struct {
@@ -60,6 +60,9 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof-mothership/04-ui":                   checkMothershipUI,
 	"kof-propagation/defaults":               checkPropagationDefaults,
 	"kof-propagation/01-vmuser-bundle":       checkPropagationVMUserBundle,
+	"kof-dashboards/defaults":                checkDashboardsDefaults,
+	"kof-dashboards/01-no-upstream":          checkDashboardsNoUpstream,
+	"kof-dashboards/02-upstream-toggles":     checkDashboardsUpstreamToggles,
 }
 
 // TestGolden renders every case, compares it with its golden file, checks that a second render is byte-identical

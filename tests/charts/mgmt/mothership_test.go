@@ -294,7 +294,7 @@ func checkDefaultRules(t *testing.T, res *render.Result) {
 		}
 	}
 	sort.Strings(groups)
-	if diff := cmp.Diff([]string{"kof-collectors", "kof-operator", "kof-promxy", "kof-records", "kof-storage"}, groups); diff != "" {
+	if diff := cmp.Diff([]string{"kof-clusters", "kof-collectors", "kof-exporters", "kof-operator", "kof-promxy", "kof-records", "kof-storage"}, groups); diff != "" {
 		t.Errorf("default rule groups (-want +got):\n%s", diff)
 	}
 }
