@@ -29,7 +29,7 @@ func fleet() *dashboard.DashboardBuilder {
 			target{`sum by (cluster) (rate(otelcol_exporter_sent_spans_total{cluster=~"$cluster"}[$__rate_interval]))`, "{{cluster}}"})).
 		WithPanel(timeSeries("Scrape targets up per cluster", "Scrape targets answering, per cluster.", "none",
 			target{`sum by (cluster) (up{cluster=~"$cluster"})`, "{{cluster}} up"},
-			target{`count by (cluster) (up{cluster=~"$cluster"} == 0)`, "{{cluster}} down"})).
+			target{`sum by (cluster) (up{cluster=~"$cluster"} == bool 0)`, "{{cluster}} down"})).
 		WithRow(row("Nodes")).
 		WithPanel(timeSeries("CPU busy per cluster", "Share of node CPU time not idle, per cluster (node-exporter).", "percentunit",
 			target{`1 - avg by (cluster) (rate(node_cpu_seconds_total{mode="idle", cluster=~"$cluster"}[$__rate_interval]))`, "{{cluster}}"})).

@@ -30,6 +30,8 @@ func storage() *dashboard.DashboardBuilder {
 		WithRow(row("Write endpoint (VMAuth)")).
 		WithPanel(timeSeries("Requests per cluster", "Requests VMAuth proxied for known users, per cluster.", "short",
 			target{`sum by (cluster) (rate(vmauth_user_requests_total{cluster=~"$cluster"}[$__rate_interval]))`, "{{cluster}}"})).
+		WithPanel(timeSeries("Backend errors", "Requests VMAuth could not proxy to the storage behind it, per cluster and user.", "short",
+			target{`sum by (cluster, username) (rate(vmauth_user_request_backend_errors_total{cluster=~"$cluster"}[$__rate_interval]))`, "{{cluster}} {{username}}"})).
 		WithPanel(timeSeries("Unauthorized requests", "Requests VMAuth refused for unknown or missing credentials, per cluster.", "short",
-			target{`sum by (cluster) (rate(vmauth_unauthorized_user_requests_total{cluster=~"$cluster"}[$__rate_interval]))`, "{{cluster}}"}))
+			target{`sum by (cluster) (rate(vmauth_http_request_errors_total{reason="invalid_auth_token", cluster=~"$cluster"}[$__rate_interval]))`, "{{cluster}}"}))
 }
