@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"encoding/base64"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -155,4 +156,23 @@ func envValue(list []any, name string) (map[string]any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// wantDashboardsOnManagement: the management cluster receives kof-dashboards after kof-mothership, with KOF's five
+// GrafanaDashboards and the kube-prometheus-stack HelmRelease that renders only its default rules (labelled for
+// kof-mothership's VMAlert) and dashboards.
+func wantDashboardsOnManagement(t *testing.T, f *fleet.Fleet) {
+	t.Helper()
+	s := service(t, f, "mgmt", "kof-dashboards")
+	if !slices.Equal(s.DependsOn, []string{"kcm-system/kof-mothership"}) {
+		t.Errorf("kof-dashboards dependsOn %v, want kof-mothership", s.DependsOn)
+	}
+	for _, name := range []string{"fleet", "storage", "collectors", "cost", "components"} {
+		object(t, s, "GrafanaDashboard", "kof", "kof-"+name)
+	}
+	hr := object(t, s, "HelmRelease", "kof", "kof-kube-prometheus-stack")
+	values, _ := hr.Object["spec"].(map[string]any)["values"].(map[string]any)
+	wantValue(t, "kube-prometheus-stack", values, "vmalert", "defaultRules", "labels", "k0rdent.mirantis.com/kof-rule-engine")
+	wantValue(t, "kube-prometheus-stack", values, false, "prometheus", "enabled")
+	wantValue(t, "kube-prometheus-stack", values, true, "grafana", "operator", "dashboardsConfigMapRefEnabled")
 }

@@ -78,7 +78,8 @@ func check01(t *testing.T, f *fleet.Fleet) {
 	if ops := service(t, f, "mgmt", "kof-operators"); ops.Objects == nil || len(ops.Objects.OfKind("HelmRelease")) != 2 {
 		t.Errorf("mgmt/kof-operators renders no operator HelmReleases: %v", ops.Objects)
 	}
-	want := []string{"kof-operators", "victoria-metrics-operator", "kof-mothership", "kof-regional", "kof-child"}
+	want := []string{"kof-operators", "victoria-metrics-operator", "kof-mothership", "kof-regional", "kof-child",
+		"kof-dashboards"}
 	if !slices.Equal(got, want) {
 		t.Errorf("umbrella HelmReleases in install order = %v, want %v", got, want)
 	}
@@ -88,6 +89,7 @@ func check01(t *testing.T, f *fleet.Fleet) {
 		"kof-mothership":            {"kcm-system/kof-operators", "kcm-system/victoria-metrics-operator"},
 		"kof-regional":              {"kcm-system/kof-mothership"},
 		"kof-child":                 {"kcm-system/kof-mothership"},
+		"kof-dashboards":            {"kcm-system/kof-mothership"},
 	}
 	for _, r := range f.Releases {
 		if r.Parent != "" {
@@ -100,6 +102,7 @@ func check01(t *testing.T, f *fleet.Fleet) {
 			t.Errorf("no HelmChart for HelmRelease %s", r.Name)
 		}
 	}
+	wantDashboardsOnManagement(t, f)
 	regional := cluster(t, f, "regional-1")
 	for _, s := range []string{"kof-operators", "kof-storage", "kof-collectors"} {
 		if regional.Service(s) == nil {
@@ -133,6 +136,7 @@ func check01(t *testing.T, f *fleet.Fleet) {
 // checkRegionless (02): nothing lands on regional-1; the management cluster receives kof-storage and kof-collectors;
 // children write to the management cluster's domain.
 func checkRegionless(t *testing.T, f *fleet.Fleet) {
+	wantDashboardsOnManagement(t, f)
 	if svcs := serviceNames(cluster(t, f, "regional-1")); len(svcs) != 0 {
 		t.Errorf("regional-1 receives %v in regionless mode, want nothing", svcs)
 	}
@@ -186,6 +190,7 @@ func check04(t *testing.T, f *fleet.Fleet) {
 // checkM2M (05): the management-cluster MCS delivers kof-storage (promxy and multilevel select on, VictoriaMetrics
 // off), then kof-collectors depending on it.
 func checkM2M(t *testing.T, f *fleet.Fleet) {
+	wantDashboardsOnManagement(t, f)
 	storage := service(t, f, "mgmt", "kof-storage")
 	collectors := service(t, f, "mgmt", "kof-collectors")
 	for _, s := range []*fleet.Service{storage, collectors} {

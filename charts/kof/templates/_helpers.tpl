@@ -66,6 +66,7 @@ kof-mothership: [kof-operators, victoria-metrics-operator]
 kof-regional: [kof-mothership]
 kof-child: [kof-mothership]
 kof-collectors: [kof-operators, kof-mothership]
+kof-dashboards: [kof-mothership]
 {{- end -}}
 
 {{/*

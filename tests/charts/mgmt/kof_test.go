@@ -98,7 +98,7 @@ func checkFluxChain(t *testing.T, res *render.Result, ns string, versions map[st
 }
 
 func checkKofDefaults(t *testing.T, res *render.Result) {
-	if diff := cmp.Diff(map[string]int{"HelmRepository": 2, "HelmChart": 5, "HelmRelease": 5}, res.Kinds()); diff != "" {
+	if diff := cmp.Diff(map[string]int{"HelmRepository": 2, "HelmChart": 6, "HelmRelease": 6}, res.Kinds()); diff != "" {
 		t.Errorf("kinds (-want +got):\n%s", diff)
 	}
 	repo := mustGet(t, res, "HelmRepository", fluxNamespace, "kof-repo")
@@ -110,13 +110,14 @@ func checkKofDefaults(t *testing.T, res *render.Result) {
 		t.Errorf("victoria-metrics-operator repository %v", vmoRepo.Object["spec"])
 	}
 	checkFluxChain(t, res, fluxNamespace,
-		map[string]string{"kof-operators": "2.0.0", "victoria-metrics-operator": "0.63.1", "kof-mothership": "2.0.0", "kof-regional": "2.0.0", "kof-child": "2.0.0"},
+		map[string]string{"kof-operators": "2.0.0", "victoria-metrics-operator": "0.63.1", "kof-mothership": "2.0.0", "kof-regional": "2.0.0", "kof-child": "2.0.0", "kof-dashboards": "2.0.0"},
 		map[string][]string{
 			"kof-operators":             {},
 			"victoria-metrics-operator": {"kof-operators"},
 			"kof-mothership":            {"kof-operators", "victoria-metrics-operator"},
 			"kof-regional":              {"kof-mothership"},
 			"kof-child":                 {"kof-mothership"},
+			"kof-dashboards":            {"kof-mothership"},
 		})
 	for _, hr := range res.OfKind("HelmRelease") {
 		if got := str(t, hr, "spec", "targetNamespace"); got != namespace {
@@ -193,7 +194,7 @@ func checkKofWithoutRegional(t *testing.T, res *render.Result) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"kof-child", "kof-mothership", "kof-operators", "victoria-metrics-operator"}, names(res, "HelmRelease")); diff != "" {
+	if diff := cmp.Diff([]string{"kof-child", "kof-dashboards", "kof-mothership", "kof-operators", "victoria-metrics-operator"}, names(res, "HelmRelease")); diff != "" {
 		t.Errorf("HelmReleases (-want +got):\n%s", diff)
 	}
 }
@@ -228,13 +229,14 @@ func checkKofPrivateRegistry(t *testing.T, res *render.Result) {
 		t.Error("KOF's repository credentials leak into the victoria-metrics-operator repository")
 	}
 	checkFluxChain(t, res, fluxNamespace,
-		map[string]string{"kof-operators": "2.0.1", "victoria-metrics-operator": "0.63.1", "kof-mothership": "2.0.1", "kof-regional": "2.0.1", "kof-child": "2.0.1"},
+		map[string]string{"kof-operators": "2.0.1", "victoria-metrics-operator": "0.63.1", "kof-mothership": "2.0.1", "kof-regional": "2.0.1", "kof-child": "2.0.1", "kof-dashboards": "2.0.1"},
 		map[string][]string{
 			"kof-operators":             {},
 			"victoria-metrics-operator": {"kof-operators"},
 			"kof-mothership":            {"kof-operators", "victoria-metrics-operator"},
 			"kof-regional":              {"kof-mothership"},
 			"kof-child":                 {"kof-mothership"},
+			"kof-dashboards":            {"kof-mothership"},
 		})
 	for _, hr := range res.OfKind("HelmRelease") {
 		checks := []struct {
@@ -290,12 +292,13 @@ func checkKofExistingRepo(t *testing.T, res *render.Result) {
 		}
 	}
 	checkFluxChain(t, res, fluxNamespace,
-		map[string]string{"kof-operators": "2.0.0", "kof-mothership": "2.0.0", "kof-regional": "2.0.0", "kof-child": "2.0.0"},
+		map[string]string{"kof-operators": "2.0.0", "kof-mothership": "2.0.0", "kof-regional": "2.0.0", "kof-child": "2.0.0", "kof-dashboards": "2.0.0"},
 		map[string][]string{
 			"kof-operators":  {},
 			"kof-mothership": {"kof-operators"},
 			"kof-regional":   {"kof-mothership"},
 			"kof-child":      {"kof-mothership"},
+			"kof-dashboards": {"kof-mothership"},
 		})
 	wantValue(t, res, "kof-mothership", "kof-mirror", "kcm", "kofRepository")
 	wantValue(t, res, "kof-mothership", fluxNamespace, "kcm", "namespace")
@@ -332,6 +335,7 @@ func TestUmbrellaWithoutOperators(t *testing.T) {
 		"kof-mothership":            {"victoria-metrics-operator"},
 		"kof-regional":              {"kof-mothership"},
 		"kof-child":                 {"kof-mothership"},
+		"kof-dashboards":            {"kof-mothership"},
 	}
 	if diff := cmp.Diff(want, dependsOn(t, res)); diff != "" {
 		t.Errorf("dependsOn (-want +got):\n%s", diff)

@@ -39,14 +39,15 @@ func checkOperatorReleases(t *testing.T, res *render.Result, want map[string]ope
 }
 
 var (
-	promCRDs = operatorRelease{chart: "prometheus-operator-crds", version: "24.0.1", repoURL: "oci://ghcr.io/prometheus-community/charts", repoType: "oci", dependsOn: []string{}}
-	otel     = operatorRelease{chart: "opentelemetry-operator", version: "0.99.0", repoURL: "https://open-telemetry.github.io/opentelemetry-helm-charts", repoType: "default"}
+	promCRDs  = operatorRelease{chart: "prometheus-operator-crds", version: "24.0.1", repoURL: "oci://ghcr.io/prometheus-community/charts", repoType: "oci", dependsOn: []string{}}
+	grafanaOp = operatorRelease{chart: "grafana-operator", version: "v5.18.0", repoURL: "oci://ghcr.io/grafana/helm-charts", repoType: "oci", dependsOn: []string{"kof-opentelemetry-operator"}}
+	otel      = operatorRelease{chart: "opentelemetry-operator", version: "0.99.0", repoURL: "https://open-telemetry.github.io/opentelemetry-helm-charts", repoType: "default"}
 )
 
 func checkOperatorsDefaults(t *testing.T, res *render.Result) {
 	o := otel
 	o.dependsOn = []string{"kof-prometheus-operator-crds"}
-	checkOperatorReleases(t, res, map[string]operatorRelease{"kof-prometheus-operator-crds": promCRDs, "kof-opentelemetry-operator": o})
+	checkOperatorReleases(t, res, map[string]operatorRelease{"kof-prometheus-operator-crds": promCRDs, "kof-opentelemetry-operator": o, "kof-grafana-operator": grafanaOp})
 	hr := mustGet(t, res, "HelmRelease", namespace, "kof-opentelemetry-operator")
 	if got := field(t, hr, "spec", "values", "admissionWebhooks", "autoGenerateCert", "enabled"); got != true {
 		t.Errorf("opentelemetry-operator autoGenerateCert %v, want true (no cert-manager needed)", got)
@@ -108,7 +109,7 @@ func TestOperatorsOnRemoteCluster(t *testing.T) {
 		t.Errorf("NOTES do not explain the empty render: %q", remote.Files["kof-operators/templates/NOTES.txt"])
 	}
 	forced := renderChart(t, renderSpec{chart: "kof-operators", apiVersions: []string{}, values: map[string]any{"delivery": "flux"}})
-	if diff := cmp.Diff([]string{"kof-opentelemetry-operator", "kof-prometheus-operator-crds"}, names(forced, "HelmRelease")); diff != "" {
+	if diff := cmp.Diff([]string{"kof-grafana-operator", "kof-opentelemetry-operator", "kof-prometheus-operator-crds"}, names(forced, "HelmRelease")); diff != "" {
 		t.Errorf("forced flux delivery HelmReleases (-want +got):\n%s", diff)
 	}
 }
