@@ -223,7 +223,11 @@ func ciContexts() map[string]ciContext {
 		// The VictoriaMetrics operator is managed outside KOF: its CRDs are on the management cluster already.
 		"kof/07-existing-repo-values.yaml": {inputs: []*unstructured.Unstructured{crd("operator.victoriametrics.com")}},
 		// The operators come from elsewhere: their CRDs are on the management cluster already.
-		"kof-operators/03-no-flux-values.yaml": {inputs: []*unstructured.Unstructured{crd("monitoring.coreos.com"), crd("opentelemetry.io")}},
+		"kof-operators/03-no-flux-values.yaml": {inputs: []*unstructured.Unstructured{crd("monitoring.coreos.com"),
+			crd("opentelemetry.io"), crd("grafana.integreatly.org")}},
+		// The OpenTelemetry and Grafana operators are managed elsewhere: their CRDs are there already.
+		"kof-operators/02-crds-only-values.yaml": {inputs: []*unstructured.Unstructured{crd("opentelemetry.io"),
+			crd("grafana.integreatly.org")}},
 		// A minimal mothership renders no ServiceTemplates: no remote cluster can be served, so no MCS chart runs.
 		"kof-mothership/03-minimal-values.yaml": {values: map[string]any{
 			"kof-regional": map[string]any{"enabled": false}, "kof-child": map[string]any{"enabled": false}}},

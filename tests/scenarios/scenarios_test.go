@@ -72,10 +72,12 @@ func check01(t *testing.T, f *fleet.Fleet) {
 	}
 	// Regression (the preview shows what the management cluster gets): the management render served no Flux API,
 	// so kof-operators rendered nothing and its operators were missing from the preview.
-	if want := []string{"prometheus-operator-crds < kcm-system/kof-operators", "opentelemetry-operator < kcm-system/kof-operators"}; !slices.Equal(nested, want) {
+	if want := []string{"prometheus-operator-crds < kcm-system/kof-operators",
+		"opentelemetry-operator < kcm-system/kof-operators", "kof-kube-prometheus-stack < kcm-system/kof-dashboards",
+		"grafana-operator < kcm-system/kof-operators"}; !slices.Equal(nested, want) {
 		t.Errorf("releases rendered by other releases = %v, want %v", nested, want)
 	}
-	if ops := service(t, f, "mgmt", "kof-operators"); ops.Objects == nil || len(ops.Objects.OfKind("HelmRelease")) != 2 {
+	if ops := service(t, f, "mgmt", "kof-operators"); ops.Objects == nil || len(ops.Objects.OfKind("HelmRelease")) != 3 {
 		t.Errorf("mgmt/kof-operators renders no operator HelmReleases: %v", ops.Objects)
 	}
 	want := []string{"kof-operators", "victoria-metrics-operator", "kof-mothership", "kof-regional", "kof-child",

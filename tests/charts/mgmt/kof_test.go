@@ -312,8 +312,8 @@ func checkKofExistingRepo(t *testing.T, res *render.Result) {
 // too) on every HelmRelease and changes nothing else of them; the defaults keep every wait (no disable* field).
 func checkKofNoReadinessWait(t *testing.T, res *render.Result) {
 	hrs := res.OfKind("HelmRelease")
-	if len(hrs) != 5 {
-		t.Fatalf("%d HelmReleases, want the 5 of the defaults", len(hrs))
+	if len(hrs) != 6 {
+		t.Fatalf("%d HelmReleases, want the 6 of the defaults", len(hrs))
 	}
 	for _, hr := range hrs {
 		for _, action := range []string{"install", "upgrade"} {
