@@ -1,5 +1,6 @@
 // Package apply writes the operator's children with server-side apply under one field manager, and only when the
-// desired object differs from the live one, so that a resync writes nothing (docs/design.md, decision 5).
+// desired object differs from what that field manager owns in the live object, so that a resync writes nothing
+// and a field the operator stops setting is removed by the next apply (docs/design.md, decision 5).
 package apply
 
 import (
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
 // FieldManager is the one field manager of every write the KOF operator makes.
@@ -23,9 +25,11 @@ type Applier struct {
 	Writer client.Client
 }
 
-// Apply server-side applies desired unless every field it sets already has that value in the live object (read
-// through Reader). desired must carry its kind (set by this function from the Writer's scheme), name and, when
-// namespaced, namespace. It returns whether a write happened and the API error, if any.
+// Apply server-side applies desired (ForceOwnership, field manager FieldManager) unless the fields FieldManager owns
+// in the live object (read through Reader, whose objects must keep their managedFields) are exactly the fields of
+// desired with the same values. A field the operator set before and desired no longer sets therefore makes a
+// write, and server-side apply removes it. desired must carry its name and, when namespaced, namespace; its kind
+// is set from the Writer's scheme. It returns whether a write happened and the API error, if any.
 func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error) {
 	gvk, err := a.Writer.GroupVersionKindFor(desired)
 	if err != nil {
@@ -36,16 +40,17 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 		return false, err
 	}
 	want.SetGroupVersionKind(gvk)
+	prune(want.Object)
 
 	current, ok := reflectNew(desired)
 	err = a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), current)
 	switch {
 	case err == nil && ok:
-		cur, cerr := toUnstructured(current)
+		same, cerr := unchanged(current, want)
 		if cerr != nil {
 			return false, cerr
 		}
-		if Contains(cur.Object, want.Object) {
+		if same {
 			return false, nil
 		}
 	case err != nil && !apierrors.IsNotFound(err):
@@ -56,6 +61,19 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 		return false, fmt.Errorf("apply %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(desired), err)
 	}
 	return true, nil
+}
+
+// Own makes owner the controller of the desired object obj (an owner reference with controller true and
+// blockOwnerDeletion false, so that deleting obj never waits on its owner), the one way the operator sets owner
+// references. owner's kind comes from the Writer's scheme; owner and obj must share a namespace unless owner is
+// cluster-scoped. The error is controller-runtime's (unknown kind, another controller, cross-namespace).
+func (a Applier) Own(obj, owner client.Object) error {
+	if err := controllerutil.SetControllerReference(owner, obj, a.Writer.Scheme(),
+		controllerutil.WithBlockOwnerDeletion(false)); err != nil {
+		return fmt.Errorf("owner of %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind,
+			client.ObjectKeyFromObject(obj), err)
+	}
+	return nil
 }
 
 // Delete deletes obj (name and namespace set) when it exists in Reader, ignoring NotFound. It returns whether a
@@ -102,51 +120,59 @@ func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// Contains reports whether every field set in want has the same value in have: maps are compared key by key
-// (extra keys in have are ignored, being defaults or other managers' fields), lists element by element with equal
-// length, scalars by equality (an absent field in have equals a zero scalar in want).
-func Contains(have, want any) bool {
-	switch w := want.(type) {
-	case map[string]any:
-		h, _ := have.(map[string]any)
-		for k, wv := range w {
-			if !Contains(h[k], wv) {
-				return false
+// prune removes nil values and empty maps from obj at any depth: a struct field whose zero value Go encodes as null
+// or {} is no field the operator sets, and an apply that sends null for a field it owned fails validation
+// (`must be of type object: "null"`) instead of removing it.
+func prune(obj map[string]any) {
+	for k, v := range obj {
+		switch x := v.(type) {
+		case nil:
+			delete(obj, k)
+		case map[string]any:
+			prune(x)
+			if len(x) == 0 {
+				delete(obj, k)
+			}
+		case []any:
+			for _, e := range x {
+				if m, ok := e.(map[string]any); ok {
+					prune(m)
+				}
 			}
 		}
-		return true
-	case []any:
-		h, _ := have.([]any)
-		if len(h) != len(w) {
-			return false
-		}
-		for i := range w {
-			if !Contains(h[i], w[i]) {
-				return false
-			}
-		}
-		return true
-	case nil:
-		return true
-	default:
-		if have == nil {
-			return isZero(w)
-		}
-		return reflect.DeepEqual(have, want)
 	}
 }
 
-func isZero(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return x == ""
-	case bool:
-		return !x
-	case int64:
-		return x == 0
-	case float64:
-		return x == 0
-	default:
-		return false
+// unchanged reports whether the fields FieldManager owns in current equal the fields of want (Owned, Same).
+func unchanged(current client.Object, want *unstructured.Unstructured) (bool, error) {
+	cur, err := toUnstructured(current)
+	if err != nil {
+		return false, err
 	}
+	owned, err := Owned(cur.Object, current.GetManagedFields(), FieldManager)
+	if err != nil || owned == nil {
+		return false, err
+	}
+	return Same(owned, appliedFields(want.Object)), nil
+}
+
+// appliedFields returns obj without the fields server-side apply never records as owned: apiVersion, kind,
+// metadata.name and metadata.namespace.
+func appliedFields(obj map[string]any) map[string]any {
+	out := make(map[string]any, len(obj))
+	for k, v := range obj {
+		if k != "apiVersion" && k != "kind" {
+			out[k] = v
+		}
+	}
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		m := make(map[string]any, len(md))
+		for k, v := range md {
+			if k != "name" && k != "namespace" {
+				m[k] = v
+			}
+		}
+		out["metadata"] = m
+	}
+	return out
 }

@@ -1,0 +1,176 @@
+package apply
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// Owned returns the part of live (an object as a JSON map) whose fields manager owns by server-side apply: the
+// fields listed in its managedFields entry of operation Apply on the main resource, with their live values. It
+// returns nil when manager has applied nothing, and an error when that entry's fieldsV1 cannot be read.
+//
+// The projection follows the field set alone, without a schema: `f:` names a map field, `k:` the list element
+// whose key fields match, `v:` a set element, `i:` an index; a leaf takes the live value whole (an atomic list or
+// map included). Source: Kubernetes server-side apply, "Field management"
+// (https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management).
+func Owned(live map[string]any, managed []metav1.ManagedFieldsEntry, manager string) (map[string]any, error) {
+	for _, e := range managed {
+		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" ||
+			e.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+			return nil, fmt.Errorf("managedFields of %s: %w", manager, err)
+		}
+		out, _ := project(live, set).(map[string]any)
+		return out, nil
+	}
+	return nil, nil
+}
+
+// project returns the part of v that set covers (nil when none).
+func project(v any, set *fieldpath.Set) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		set.Members.Iterate(func(pe fieldpath.PathElement) {
+			if pe.FieldName != nil {
+				if fv, ok := x[*pe.FieldName]; ok {
+					out[*pe.FieldName] = fv
+				}
+			}
+		})
+		set.Children.Iterate(func(pe fieldpath.PathElement) {
+			child, _ := set.Children.Get(pe)
+			if pe.FieldName == nil {
+				return
+			}
+			if fv, ok := x[*pe.FieldName]; ok {
+				if p := project(fv, child); p != nil {
+					out[*pe.FieldName] = p
+				}
+			}
+		})
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		var out []any
+		for i, item := range x {
+			if p, ok := projectItem(i, item, set); ok {
+				out = append(out, p)
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	default:
+		return nil
+	}
+}
+
+// projectItem returns the owned part of list element item (at index i) and whether set names it.
+func projectItem(i int, item any, set *fieldpath.Set) (any, bool) {
+	var found any
+	ok := false
+	set.Children.Iterate(func(pe fieldpath.PathElement) {
+		if ok || !matches(pe, i, item) {
+			return
+		}
+		child, _ := set.Children.Get(pe)
+		found, ok = project(item, child), true
+		if pe.Key != nil {
+			found = withKeys(found, item, *pe.Key)
+		}
+	})
+	if ok {
+		return found, true
+	}
+	set.Members.Iterate(func(pe fieldpath.PathElement) {
+		if ok || !matches(pe, i, item) {
+			return
+		}
+		// A listed element without listed fields is owned whole (an atomic element, such as an owner reference).
+		found, ok = item, true
+	})
+	return found, ok
+}
+
+// matches reports whether path element pe selects list element item at index i.
+func matches(pe fieldpath.PathElement, i int, item any) bool {
+	switch {
+	case pe.Index != nil:
+		return *pe.Index == i
+	case pe.Value != nil:
+		return value.Equals(*pe.Value, value.NewValueInterface(item))
+	case pe.Key != nil:
+		m, ok := item.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, f := range *pe.Key {
+			fv, ok := m[f.Name]
+			if !ok || !value.Equals(f.Value, value.NewValueInterface(fv)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// withKeys adds the key fields of item to the projected element p, so that an owned element always carries the
+// keys that identify it.
+func withKeys(p, item any, keys value.FieldList) any {
+	m, _ := p.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
+	}
+	src, _ := item.(map[string]any)
+	for _, f := range keys {
+		if v, ok := src[f.Name]; ok {
+			m[f.Name] = v
+		}
+	}
+	return m
+}
+
+// Same reports whether two JSON values are equal once nil values, empty maps and empty lists are dropped
+// (server-side apply keeps no trace of an empty map or list it was sent).
+func Same(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
+
+// normalize returns v without nil values, empty maps and empty lists, at any depth (nil when nothing is left).
+func normalize(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if n := normalize(e); n != nil {
+				out[k] = n
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case []any:
+		if len(x) == 0 {
+			return nil
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	default:
+		return v
+	}
+}
