@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -40,15 +41,16 @@ const (
 	// EnvVLAuditClusterName (ours) is the audit logs VLCluster; default `<KOF_VL_CLUSTER_NAME>-audit`.
 	EnvVLAuditClusterName = "KOF_VL_AUDIT_CLUSTER_NAME"
 
-	// The eight storage URLs the VMUser routes point at (in route order of docs/contract.md, "VMUser routes").
-	EnvVMInsertURL      = "KOF_VMINSERT_URL"
-	EnvVMSelectURL      = "KOF_VMSELECT_URL"
-	EnvVLInsertURL      = "KOF_VLINSERT_URL"
-	EnvVLSelectURL      = "KOF_VLSELECT_URL"
-	EnvVLAuditInsertURL = "KOF_VLINSERT_AUDIT_URL"
-	EnvVLAuditSelectURL = "KOF_VLSELECT_AUDIT_URL"
-	EnvVTInsertURL      = "KOF_VTINSERT_URL"
-	EnvVTSelectURL      = "KOF_VTSELECT_URL"
+	// The eight storage URLs the VMUser routes point at (in route order of docs/contract.md, "VMUser routes"), named
+	// as the KOF implementation guide names them: KOF_<VM|VL|VL_AUDIT|VT>_<INSERT|SELECT>_URL.
+	EnvVMInsertURL      = "KOF_VM_INSERT_URL"
+	EnvVMSelectURL      = "KOF_VM_SELECT_URL"
+	EnvVLInsertURL      = "KOF_VL_INSERT_URL"
+	EnvVLSelectURL      = "KOF_VL_SELECT_URL"
+	EnvVLAuditInsertURL = "KOF_VL_AUDIT_INSERT_URL"
+	EnvVLAuditSelectURL = "KOF_VL_AUDIT_SELECT_URL"
+	EnvVTInsertURL      = "KOF_VT_INSERT_URL"
+	EnvVTSelectURL      = "KOF_VT_SELECT_URL"
 
 	// EnvPromxyPodSelector is the label selector of the promxy pods to reload, e.g. `app.kubernetes.io/name=promxy`.
 	EnvPromxyPodSelector = "KOF_PROMXY_POD_SELECTOR"
@@ -117,6 +119,47 @@ type Config struct {
 
 	// WatchNamespaces limits the informer cache; nil means every namespace.
 	WatchNamespaces []string
+}
+
+// WatchScope returns the namespaces the operator's informer cache holds, sorted: WatchNamespaces plus the release
+// and KCM namespaces (which hold the operator's own inputs), or nil for every namespace when WatchNamespaces is
+// empty (docs/operator.md, "Watch scope").
+func (c Config) WatchScope() []string {
+	if len(c.WatchNamespaces) == 0 {
+		return nil
+	}
+	set := map[string]bool{c.ReleaseNamespace: true, c.KCMNamespace: true}
+	for _, ns := range c.WatchNamespaces {
+		set[ns] = true
+	}
+	out := make([]string, 0, len(set))
+	for ns := range set {
+		if ns != "" {
+			out = append(out, ns)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Watches reports whether the operator sees objects in namespace ns (WatchScope).
+func (c Config) Watches(ns string) bool {
+	scope := c.WatchScope()
+	if scope == nil {
+		return true
+	}
+	i := sort.SearchStrings(scope, ns)
+	return i < len(scope) && scope[i] == ns
+}
+
+// OutsideWatchScope returns the error for an object in namespace ns that the operator does not see: it names the
+// namespace, the variable and the chart value that widen the scope. It returns nil when Watches(ns).
+func (c Config) OutsideWatchScope(what, ns string) error {
+	if c.Watches(ns) {
+		return nil
+	}
+	return fmt.Errorf("%s: namespace %s is outside %s (%s); add it to the kof-mothership value "+
+		"operator.watchNamespaces", what, ns, EnvWatchNamespaces, strings.Join(c.WatchScope(), ","))
 }
 
 // Load reads the environment through getenv (os.Getenv in main, a map in tests) and validates it. It returns every

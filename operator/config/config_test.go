@@ -75,7 +75,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "no version without auto upgrade", edit: func(e map[string]string) { e[EnvAutoUpgrade] = "false" },
 			wants: []string{"environment KOF_VERSION: required when KOF_AUTO_UPGRADE is false"}},
 		{name: "bad url", edit: func(e map[string]string) { e[EnvVMSelectURL] = "vmselect:8481" },
-			wants: []string{"environment KOF_VMSELECT_URL: invalid URL"}},
+			wants: []string{"environment KOF_VM_SELECT_URL: invalid URL"}},
 		{name: "bad selector", edit: func(e map[string]string) { e[EnvPromxyPodSelector] = "a=b=c" },
 			wants: []string{"environment KOF_PROMXY_POD_SELECTOR: invalid label selector"}},
 	}
@@ -107,5 +107,44 @@ func TestLoadRegionless(t *testing.T) {
 	}
 	if !c.Regionless || c.RegionlessDomain != "mothership.kof.example.com" || c.RegionlessClusterName != "mgmt" {
 		t.Errorf("regionless config = %+v", c)
+	}
+}
+
+// TestEnvironmentNames pins the variable names to those of the KOF implementation guide (users and tools set them
+// by these names).
+func TestEnvironmentNames(t *testing.T) {
+	got := []string{EnvReleaseName, EnvReleaseNamespace, EnvPropagationTemplate, EnvRegionalMCS, EnvChildMCS,
+		EnvVMInsertURL, EnvVMSelectURL, EnvVLInsertURL, EnvVLSelectURL, EnvVLAuditInsertURL, EnvVLAuditSelectURL,
+		EnvVTInsertURL, EnvVTSelectURL}
+	want := []string{"RELEASE_NAME", "RELEASE_NAMESPACE", "KOF_PROPAGATION_TEMPLATE", "KOF_REGIONAL_CLUSTER_MCS_NAME",
+		"KOF_CHILD_CLUSTER_MCS_NAME", "KOF_VM_INSERT_URL", "KOF_VM_SELECT_URL", "KOF_VL_INSERT_URL", "KOF_VL_SELECT_URL",
+		"KOF_VL_AUDIT_INSERT_URL", "KOF_VL_AUDIT_SELECT_URL", "KOF_VT_INSERT_URL", "KOF_VT_SELECT_URL"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("environment names (-guide +operator):\n%s", d)
+	}
+}
+
+func TestWatchScope(t *testing.T) {
+	c, err := load(validEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"kcm-system", "kof"}, c.WatchScope()); d != "" {
+		t.Errorf("scope (-want +got):\n%s", d)
+	}
+	c.WatchNamespaces = []string{"team-a"}
+	if !c.Watches("team-a") || !c.Watches("kof") || c.Watches("team-b") {
+		t.Errorf("Watches with scope %v: team-a %v, kof %v, team-b %v", c.WatchScope(), c.Watches("team-a"),
+			c.Watches("kof"), c.Watches("team-b"))
+	}
+	err = c.OutsideWatchScope("regional cluster team-b/r1", "team-b")
+	want := "regional cluster team-b/r1: namespace team-b is outside KOF_WATCH_NAMESPACES (kcm-system,kof,team-a); " +
+		"add it to the kof-mothership value operator.watchNamespaces"
+	if err == nil || err.Error() != want {
+		t.Errorf("OutsideWatchScope = %v, want %q", err, want)
+	}
+	c.WatchNamespaces = nil
+	if c.WatchScope() != nil || !c.Watches("anything") || c.OutsideWatchScope("x", "anything") != nil {
+		t.Errorf("empty KOF_WATCH_NAMESPACES must watch every namespace")
 	}
 }

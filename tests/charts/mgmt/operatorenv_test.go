@@ -27,7 +27,7 @@ func TestOperatorEnvironmentLoads(t *testing.T) {
 				t.Errorf("loaded promxy Secret %q, audit VLCluster %q; rendered %q, %q", cfg.PromxySecretName,
 					cfg.VLAuditClusterName, env["KOF_PROMXY_SECRET_NAME"], env["KOF_VL_AUDIT_CLUSTER_NAME"])
 			}
-			if cfg.Storage.VTSelect != env["KOF_VTSELECT_URL"] || cfg.Storage.VMInsert != env["KOF_VMINSERT_URL"] {
+			if cfg.Storage.VTSelect != env["KOF_VT_SELECT_URL"] || cfg.Storage.VMInsert != env["KOF_VM_INSERT_URL"] {
 				t.Errorf("loaded storage URLs %+v differ from the rendered environment", cfg.Storage)
 			}
 			promxy := res.Get("Deployment", namespace, promxyName)
