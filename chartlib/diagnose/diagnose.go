@@ -223,7 +223,7 @@ func (b *builder) bind() {
 			c.Binding = "regionless mode: regional clusters get no KOF storage"
 			continue
 		}
-		if _, err := discovery.RegionalData(r); err != nil {
+		if _, _, err := discovery.RegionalData(r); err != nil {
 			b.broken[r.Key()] = true
 			c.Findings = append(c.Findings, newFinding(CodeRegionalInvalid, c.Dir, cdRef(c), "metadata.annotations",
 				"the operator cannot build the regional ConfigMap: "+err.Error(),
@@ -244,11 +244,20 @@ func (b *builder) mgmt() *Cluster { return b.d.Clusters[0] }
 
 // bindChild sets the regional of child c, or the finding that says why it has none.
 func (b *builder) bindChild(c *Cluster, view discovery.Cluster, regionals []discovery.Cluster) {
-	ref, err := outputs.ChildRegional(b.cfg, view, regionals)
-	if err != nil {
-		c.Findings = append(c.Findings, noRegional(c, view, regionals, err))
-		return
+	regs := make([]outputs.Regional, len(regionals))
+	for i, r := range regionals {
+		regs[i] = outputs.ForRegional(r, nil)
 	}
+	// The operator's own binding (outputs.ForChild); a misconfigured regional still binds (its finding is the
+	// regional's), so only a child without a regional gets the no-regional finding.
+	ch := outputs.ForChild(b.cfg, view, nil, regs, nil)
+	for _, p := range ch.Problems {
+		if p.Fatal && (p.Reason == kofv1.ReasonNoRegional || p.Reason == kofv1.ReasonOutsideWatchScope) {
+			c.Findings = append(c.Findings, noRegional(c, view, regionals, p.Err))
+			return
+		}
+	}
+	ref := ch.Regional
 	c.Regional = ref.Namespace + "/" + ref.Name
 	switch _, explicit := discovery.ExplicitRegional(view); {
 	case b.cfg.Regionless:

@@ -13,10 +13,13 @@
 //     objects (ServiceTemplates, MultiClusterServices, the kof-operator Deployment, PrometheusRules, ...); the
 //     HelmReleases a local release renders (kof-operators' operators) are releases of the management cluster too,
 //     after it;
-//  3. the KOF operator's outputs are computed by calling the operator's own pure packages (operator/discovery,
-//     operator/endpoints, operator/names, operator/rules, operator/config): regional and child ConfigMaps, VMUser
-//     credential Secrets (offline placeholders), vmrules ConfigMaps. Options.ManagementObjects replaces this step
-//     with objects read from a live management cluster;
+//  3. the KOF operator's outputs are computed by the operator's own definition, operator/outputs.Compute, from the
+//     environment kof-mothership gives the kof-operator Deployment: regional and child ConfigMaps, vmrules
+//     ConfigMaps, VMUser bundles (credential Secrets with offline placeholder passwords, VMUsers, propagation
+//     MultiClusterServices), PromxyServerGroups, VMStorageConnections and KCM region propagation MCSs, with the
+//     problems the operator would report per cluster (reason and message, e.g. a namespace outside
+//     KOF_WATCH_NAMESPACES). Options.ManagementObjects replaces this step with objects read from a live
+//     management cluster;
 //  4. every MultiClusterService is matched against every ClusterDeployment (and, for self-management, the
 //     management cluster as the SveltosCluster mgmt/mgmt labelled `k0rdent.mirantis.com/management-cluster: "true"`);
 //     for each match every service's values are instantiated by chartlib/sveltos (layer 2), valuesFrom merged, and
@@ -34,10 +37,9 @@
 //
 // # Known differences from a live management cluster
 //
-//   - The operator's VMUser objects and propagation MultiClusterServices are not computed: only the credential
-//     Secrets the charts read, whose password is an offline placeholder (OfflinePassword). As the operator does, it
-//     makes no credentials for the management cluster itself in M2R mode. The waits, upgrades and secrets checks
-//     cover the operator's MultiClusterServices once they are among its computed outputs.
+//   - Credential Secrets carry an offline placeholder password (OfflinePassword). As the operator does, no
+//     credentials are made for the management cluster itself in M2R mode. The operator-made MultiClusterServices
+//     are shown among the management cluster's objects; layer 2 does not evaluate them.
 //   - MultiClusterService spec.dependsOn and service dependsOn only order the output and the installable check;
 //     nothing waits.
 //   - A ClusterDeployment is shown to Sveltos as a CAPI Cluster, or as a SveltosCluster when its ClusterTemplate is

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -283,11 +284,21 @@ func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	}
 	f := &Fleet{Umbrella: mgmt.umbrella, Releases: mgmt.releases, Operator: ops, Lint: plan.lint(),
 		inputs: inputs.objects, charts: mgmt.charts}
-	f.Clusters = append(f.Clusters, plan.managementCluster(mgmt))
+	mc := plan.managementCluster(mgmt)
+	f.Clusters = append(f.Clusters, mc)
 	for _, cd := range inputs.deployments {
 		c := &Cluster{Name: cd.name, Namespace: cd.namespace, Role: cd.role, Errors: bindErrs[cd.key()]}
+		delete(bindErrs, cd.key())
 		c.Errors = append(c.Errors, cd.errs...)
 		f.Clusters = append(f.Clusters, c)
+	}
+	rest := make([]string, 0, len(bindErrs)) // the regionless management cluster's own
+	for key := range bindErrs {
+		rest = append(rest, key)
+	}
+	sort.Strings(rest)
+	for _, key := range rest {
+		mc.Errors = append(mc.Errors, bindErrs[key]...)
 	}
 	setDirs(f.Clusters)
 	if err := plan.run(ctx, f.Clusters, inputs, workers(opts.Workers)); err != nil {

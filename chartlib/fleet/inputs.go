@@ -11,7 +11,6 @@ import (
 
 	"kof.dev/kof/chartlib/sveltos"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
-	"kof.dev/kof/operator/discovery"
 )
 
 // kcmGroup is the API group of ClusterDeployments, ClusterTemplates, ServiceTemplates and MultiClusterServices.
@@ -27,6 +26,8 @@ type inputs struct {
 	objects []*unstructured.Unstructured
 	// deployments are the ClusterDeployments by namespace and name.
 	deployments []*deployment
+	// templates are the ClusterTemplates.
+	templates []kcmv1.ClusterTemplate
 }
 
 // deployment is one ClusterDeployment with what layer 2 and the operator need of it.
@@ -42,9 +43,6 @@ type deployment struct {
 	cluster *unstructured.Unstructured
 	// errs are problems with the ClusterDeployment itself; they fail this cluster only.
 	errs []error
-	// bindErr, for a child, says why it cannot be bound to a regional cluster before discovery.FindRegional is
-	// asked (its ClusterTemplate is missing, or its label names a cluster that is not regional).
-	bindErr error
 }
 
 // key returns `namespace/name`.
@@ -67,6 +65,7 @@ func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*input
 				return nil, err
 			}
 			templates[o.GetNamespace()+"/"+o.GetName()] = tpl
+			in.templates = append(in.templates, *tpl)
 		}
 	}
 	for _, o := range objs {
@@ -75,39 +74,12 @@ func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*input
 		}
 	}
 	sort.SliceStable(in.deployments, func(i, j int) bool { return in.deployments[i].key() < in.deployments[j].key() })
-	byKey := map[string]*deployment{}
 	for i := 1; i < len(in.deployments); i++ {
 		if in.deployments[i].key() == in.deployments[i-1].key() {
 			return nil, fmt.Errorf("cluster inputs: ClusterDeployment %s given twice; keep one", in.deployments[i].key())
 		}
 	}
-	for _, d := range in.deployments {
-		byKey[d.key()] = d
-	}
-	for _, d := range in.deployments {
-		checkExplicitRegional(d, byKey)
-	}
 	return in, nil
-}
-
-// checkExplicitRegional records on child d that the cluster its regional label names exists but is not regional:
-// discovery.FindRegional sees regional clusters only and would report it as not found.
-func checkExplicitRegional(d *deployment, byKey map[string]*deployment) {
-	if d.role != RoleChild || d.typed == nil || d.bindErr != nil {
-		return
-	}
-	ref, ok := discovery.ExplicitRegional(discovery.Cluster{Name: d.name, Namespace: d.namespace, Labels: d.typed.GetLabels()})
-	if !ok {
-		return
-	}
-	other := byKey[ref.Namespace+"/"+ref.Name]
-	if other == nil || other.role == RoleRegional {
-		return
-	}
-	d.bindErr = fmt.Errorf("label %s: cluster %s/%s exists but its role is %q, not %q; name a regional cluster or "+
-		"set label %s: %s on %s/%s", kofv1.RegionalClusterNameLabel, ref.Namespace, ref.Name,
-		other.obj.GetLabels()[kofv1.ClusterRoleLabel], kofv1.RoleRegional, kofv1.ClusterRoleLabel, kofv1.RoleRegional,
-		ref.Namespace, ref.Name)
 }
 
 // readDeployment reads one ClusterDeployment; problems are recorded on it.
@@ -134,7 +106,6 @@ func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.Cl
 		if sveltosClusters || adopted(d.typed.Spec.Template, d.template) {
 			kind = sveltos.KindSveltos
 		}
-		d.bindErr = templateProblem(d)
 	}
 	c, err := sveltos.ClusterFromDeployment(o, kind)
 	if err != nil {
@@ -144,45 +115,12 @@ func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.Cl
 	return d
 }
 
-// templateProblem returns why child d, bound by cloud and location (no regional label), has no known cloud: no
-// spec.template, or a ClusterTemplate that is not among the inputs. It is nil for other clusters, whose binding
-// does not need the cloud.
-func templateProblem(d *deployment) error {
-	if d.role != RoleChild || d.template != nil {
-		return nil
-	}
-	if d.typed.GetLabels()[kofv1.RegionalClusterNameLabel] != "" {
-		return nil
-	}
-	if d.typed.Spec.Template == "" {
-		return fmt.Errorf("spec.template: missing; name the ClusterTemplate of the cluster (its cloud binds it to a " +
-			"regional cluster) and add the ClusterTemplate to the --clusters file")
-	}
-	return fmt.Errorf("spec.template: ClusterTemplate %q not found in %s; add it to the --clusters file",
-		d.typed.Spec.Template, d.namespace)
-}
-
 // adopted reports whether a ClusterDeployment of the named template is an adopted cluster.
 func adopted(name string, tpl *kcmv1.ClusterTemplate) bool {
 	if strings.HasPrefix(name, adoptedPrefix) {
 		return true
 	}
 	return tpl != nil && tpl.Spec.Helm.ChartSpec != nil && strings.HasPrefix(tpl.Spec.Helm.ChartSpec.Chart, adoptedPrefix)
-}
-
-// discoveryCluster returns the operator's view of d (operator/discovery.FromClusterDeployment).
-func (d *deployment) discoveryCluster() (discovery.Cluster, error) {
-	if d.typed == nil {
-		return discovery.Cluster{}, fmt.Errorf("ClusterDeployment %s cannot be read", d.key())
-	}
-	if d.bindErr != nil {
-		return discovery.Cluster{}, fmt.Errorf("ClusterDeployment %s: %w", d.key(), d.bindErr)
-	}
-	c, err := discovery.FromClusterDeployment(d.typed, d.template)
-	if err != nil {
-		return c, fmt.Errorf("ClusterDeployment %s: %w", d.key(), err)
-	}
-	return c, nil
 }
 
 // isKCM reports whether o is a KCM object of the given kind.

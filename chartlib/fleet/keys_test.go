@@ -23,6 +23,16 @@ func deploymentOf(t *testing.T, objs []*unstructured.Unstructured, name string) 
 	return nil
 }
 
+// problemsOf renders objs and returns the problems of cluster name, one per line.
+func problemsOf(t *testing.T, objs []*unstructured.Unstructured, name string) string {
+	t.Helper()
+	c := renderFleet(t, Options{Clusters: objs}).Cluster(name)
+	if c == nil {
+		t.Fatalf("no cluster %s", name)
+	}
+	return strings.Join(c.Problems(), "\n")
+}
+
 func TestChildWithoutClusterTemplateNamesSpecTemplate(t *testing.T) {
 	noSpec := child("c1", "us-east-2", nil)
 	delete(noSpec.Object, "spec")
@@ -31,25 +41,25 @@ func TestChildWithoutClusterTemplateNamesSpecTemplate(t *testing.T) {
 		cd   *unstructured.Unstructured
 		want string
 	}{
-		{"no spec", noSpec, "ClusterDeployment kcm-system/c1: spec.template: missing; name the ClusterTemplate"},
+		{"no spec", noSpec, "its cloud is unknown: spec.template: missing; name the ClusterTemplate"},
 		{"template not given", child("c1", "us-east-2", nil),
-			`ClusterDeployment kcm-system/c1: spec.template: ClusterTemplate "aws-standalone" not found in kcm-system; add it to the --clusters file`},
+			`its cloud is unknown: spec.template: ClusterTemplate "aws-standalone" not found in kcm-system; create it (or, for kof render, add it to the --clusters file)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := deploymentOf(t, []*unstructured.Unstructured{tt.cd, regional("r1", "us-east-2")}, "c1").discoveryCluster()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("error = %v, want it to contain %q", err, tt.want)
+			if got := problemsOf(t, []*unstructured.Unstructured{tt.cd, regional("r1", "us-east-2")}, "c1"); !strings.Contains(got, tt.want) {
+				t.Errorf("problems = %s, want one containing %q", got, tt.want)
 			}
 		})
 	}
 	// With the template given, or bound by label, the cloud is not needed or known: no problem.
 	for _, objs := range [][]*unstructured.Unstructured{
-		{child("c1", "us-east-2", nil), clusterTemplate("aws-standalone")},
-		{child("c1", "us-east-2", map[string]string{"k0rdent.mirantis.com/kof-regional-cluster-name": "r1"})},
+		{child("c1", "us-east-2", nil), clusterTemplate("aws-standalone"), regional("r1", "us-east-2")},
+		{child("c1", "us-east-2", map[string]string{"k0rdent.mirantis.com/kof-regional-cluster-name": "r1"}),
+			regional("r1", "us-east-2")},
 	} {
-		if _, err := deploymentOf(t, objs, "c1").discoveryCluster(); err != nil {
-			t.Errorf("discoveryCluster: %v", err)
+		if got := problemsOf(t, objs, "c1"); got != "" {
+			t.Errorf("problems: %s", got)
 		}
 	}
 }
@@ -70,10 +80,10 @@ func TestRegionalLabelNamesAChild(t *testing.T) {
 		child("c2", "us-east-2", map[string]string{"k0rdent.mirantis.com/kof-regional-cluster-name": "c1"}),
 		clusterTemplate("aws-standalone"),
 	}
-	_, err := deploymentOf(t, objs, "c2").discoveryCluster()
-	want := `label k0rdent.mirantis.com/kof-regional-cluster-name: cluster kcm-system/c1 exists but its role is "child", not "regional"`
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("error = %v, want it to contain %q", err, want)
+	got := problemsOf(t, objs, "c2")
+	want := `cluster kcm-system/c1 named by label k0rdent.mirantis.com/kof-regional-cluster-name exists but its role is "child", not "regional"`
+	if !strings.Contains(got, want) {
+		t.Errorf("problems = %s, want one containing %q", got, want)
 	}
 }
 

@@ -120,7 +120,7 @@ func runDemo(ctx context.Context, s *Session, sc *Scenario, opts DemoOptions,
 			found++
 		}
 	}
-	progress("kof-operator made %d of %d expected ConfigMaps and Secrets", found, len(waited))
+	progress("kof-operator made %d of %d expected objects", found, len(waited))
 	f, ops, err := in.Render(ctx)
 	if err != nil {
 		return res, err

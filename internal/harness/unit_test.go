@@ -135,7 +135,7 @@ func TestSummarizeShowsEndpointsAndMissingObjects(t *testing.T) {
 	}}
 	waited := []Expected{
 		{Cluster: "c1", Kind: "ConfigMap", Namespace: "kcm-system", Name: "kof-cluster-config-c1", Found: true},
-		{Cluster: "c1", Kind: "Secret", Name: "kof-vmuser-creds-c1-x"},
+		{Cluster: "c1", Kind: "Secret", Namespace: "kcm-system", Name: "kof-vmuser-creds-c1-x"},
 	}
 	got := Summarize(f, ops, waited)
 	want := []Row{
@@ -144,7 +144,7 @@ func TestSummarizeShowsEndpointsAndMissingObjects(t *testing.T) {
 			Services: []string{"kof-storage", "kof-collectors"}},
 		{Cluster: "c1", Role: fleet.RoleChild,
 			Endpoints: []string{"https://vmauth.custom.example.com", "https://vmauth.r1.example.com"},
-			Problems:  []string{"kof-operator made no Secret /kof-vmuser-creds-c1-x"}},
+			Problems:  []string{"kof-operator made no Secret kcm-system/kof-vmuser-creds-c1-x"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)

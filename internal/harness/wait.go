@@ -8,13 +8,14 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
-	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 // ManagementCluster is the cluster name the fleet render gives the management cluster itself.
@@ -23,22 +24,26 @@ const ManagementCluster = "mgmt"
 // waitPoll is how often WaitOperator looks for the operator's objects.
 const waitPoll = 250 * time.Millisecond
 
-// Expected is one object the kof-operator must make for a cluster (docs/contract.md, "Objects the operator writes").
+// Expected is one object the kof-operator must make for a cluster (operator/outputs.Compute).
 type Expected struct {
-	// Cluster is the ClusterDeployment name (ManagementCluster for the regionless ConfigMap).
+	// Cluster is the ClusterDeployment name (ManagementCluster for what the regionless management cluster gets).
 	Cluster string
-	// Kind is ConfigMap or Secret; Namespace and Name identify the object.
-	Kind, Namespace, Name string
+	// APIVersion and Kind are the object's type; Namespace and Name identify it.
+	APIVersion, Kind, Namespace, Name string
 	// Found reports whether the object existed when WaitOperator returned.
 	Found bool
 }
 
-func (e Expected) String() string { return fmt.Sprintf("%s %s/%s", e.Kind, e.Namespace, e.Name) }
+func (e Expected) String() string {
+	if e.Namespace == "" {
+		return fmt.Sprintf("%s %s", e.Kind, e.Name)
+	}
+	return fmt.Sprintf("%s %s/%s", e.Kind, e.Namespace, e.Name)
+}
 
-// Expectations returns what the operator must make for the installation's live ClusterDeployments: for a regional
-// cluster its ConfigMap `kof-<c>` (not in regionless mode, where the management cluster's `kof-<mothership>` in the
-// KCM namespace stands for it), for a child its ConfigMap `kof-cluster-config-<c>` and its VMUser credentials
-// Secret `kof-vmuser-creds-<base>`. Names come from operator/names; the mode from the operator's environment.
+// Expectations returns every object the operator must make for the installation's live ClusterDeployments and
+// ClusterTemplates: the objects operator/outputs.Compute names for the operator's environment (the same definition
+// the operator and `kof render` use).
 func (in *Installation) Expectations(ctx context.Context) ([]Expected, error) {
 	env, err := in.operatorEnv()
 	if err != nil {
@@ -48,31 +53,35 @@ func (in *Installation) Expectations(ctx context.Context) ([]Expected, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kof-operator environment: %w", err)
 	}
-	cds, err := in.LiveClusters(ctx)
+	live, err := in.LiveClusters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []Expected
-	if cfg.Regionless {
-		out = append(out, Expected{Cluster: ManagementCluster, Kind: "ConfigMap", Namespace: cfg.KCMNamespace,
-			Name: names.RegionalConfigMap(cfg.RegionlessClusterName)})
+	oin := outputs.Input{Config: cfg}
+	for _, o := range live {
+		var err error
+		switch o.GetKind() {
+		case KindClusterDeployment:
+			var cd kcmv1.ClusterDeployment
+			err = runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &cd)
+			oin.ClusterDeployments = append(oin.ClusterDeployments, cd)
+		case KindClusterTemplate:
+			var tpl kcmv1.ClusterTemplate
+			err = runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &tpl)
+			oin.ClusterTemplates = append(oin.ClusterTemplates, tpl)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
+		}
 	}
-	for _, cd := range cds {
-		if cd.GetKind() != KindClusterDeployment {
-			continue
+	var out []Expected
+	for _, o := range outputs.Compute(oin).Objects {
+		e := Expected{Cluster: o.Cluster.Name, APIVersion: o.GetObjectKind().GroupVersionKind().GroupVersion().String(),
+			Kind: o.GetObjectKind().GroupVersionKind().Kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+		if o.Management {
+			e.Cluster = ManagementCluster
 		}
-		name, ns := cd.GetName(), cd.GetNamespace()
-		switch cd.GetLabels()[kofv1.ClusterRoleLabel] {
-		case kofv1.RoleRegional:
-			if !cfg.Regionless {
-				out = append(out, Expected{Cluster: name, Kind: "ConfigMap", Namespace: ns,
-					Name: names.RegionalConfigMap(name)})
-			}
-		case kofv1.RoleChild:
-			out = append(out,
-				Expected{Cluster: name, Kind: "ConfigMap", Namespace: ns, Name: names.ChildConfigMap(name)},
-				Expected{Cluster: name, Kind: "Secret", Name: names.VMUserSecret(names.ChildVMUserBase(ns, name))})
-		}
+		out = append(out, e)
 	}
 	return out, nil
 }
@@ -90,8 +99,8 @@ func (in *Installation) operatorEnv() (map[string]string, error) {
 	return env, nil
 }
 
-// WaitOperator waits up to timeout until every object of Expectations exists and returns them with Found set. A
-// Secret's namespace is where it was found (any namespace). It returns an error when the operator process ends
+// WaitOperator waits up to timeout until every object of Expectations exists and returns them with Found set. It
+// returns an error when the operator process ends
 // while waiting (with the end of its log) or the API server fails; objects still missing at the timeout are no
 // error: the caller reports them per cluster.
 func (in *Installation) WaitOperator(ctx context.Context, timeout time.Duration) ([]Expected, error) {
@@ -128,27 +137,12 @@ func (in *Installation) WaitOperator(ctx context.Context, timeout time.Duration)
 	}
 }
 
-// find looks e up; a Secret without namespace is searched in every namespace by name among the operator's Secrets.
+// find reports whether e exists on the API server.
 func (in *Installation) find(ctx context.Context, e *Expected) (bool, error) {
-	c := in.Session.ControlPlane.Client
-	if e.Kind == "Secret" && e.Namespace == "" {
-		var list corev1.SecretList
-		if err := c.List(ctx, &list, client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
-			return false, fmt.Errorf("list operator Secrets: %w", err)
-		}
-		for _, s := range list.Items {
-			if s.Name == e.Name {
-				e.Namespace = s.Namespace
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-	var obj client.Object = &corev1.ConfigMap{}
-	if e.Kind == "Secret" {
-		obj = &corev1.Secret{}
-	}
-	err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, obj)
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(e.APIVersion)
+	u.SetKind(e.Kind)
+	err := in.Session.ControlPlane.Client.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, u)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

@@ -69,9 +69,8 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 		}
 	}
 	if len(found) == 0 && child.Cloud == "" {
-		return Cluster{}, fmt.Errorf("%w for %s: its cloud is unknown: the ClusterTemplate named by spec.template is "+
-			"missing or lists no infrastructure-<cloud> provider in status.providers; fix spec.template or set labels "+
-			"%s (and %s if the regional is in another namespace)", errNoRegional, child.Key(),
+		return Cluster{}, fmt.Errorf("%w for %s: its cloud is unknown: %s; or set labels %s (and %s if the regional "+
+			"is in another namespace)", errNoRegional, child.Key(), unknownCloud(child),
 			kofv1.RegionalClusterNameLabel, kofv1.RegionalClusterNamespaceLabel)
 	}
 	if len(found) == 0 {
@@ -87,6 +86,20 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 		return found[i].Key() < found[j].Key()
 	})
 	return found[0], nil
+}
+
+// unknownCloud says why the cloud of c is unknown, naming spec.template.
+func unknownCloud(c Cluster) string {
+	switch {
+	case c.Template == "":
+		return "spec.template: missing; name the ClusterTemplate of the cluster (its cloud binds it to a regional cluster)"
+	case !c.TemplateFound:
+		return fmt.Sprintf("spec.template: ClusterTemplate %q not found in %s; create it (or, for kof render, add it to "+
+			"the --clusters file)", c.Template, c.Namespace)
+	default:
+		return fmt.Sprintf("spec.template: ClusterTemplate %s/%s lists no infrastructure-<cloud> provider in "+
+			"status.providers", c.Namespace, c.Template)
+	}
 }
 
 // ConfigMap data keys of the regional and child ConfigMaps (docs/contract.md, "ConfigMap data keys (17)").
@@ -111,23 +124,23 @@ const (
 )
 
 // RegionalData returns the 17-key data of regional cluster r's ConfigMap: its identity, cloud, location, Istio role,
-// canonical `kof-http-config` and the endpoints of endpoints.Regional. Errors come from malformed annotations and
-// name the annotation.
-func RegionalData(r Cluster) (map[string]string, error) {
-	set, err := endpoints.Regional(endpoints.Input{Cluster: r.Name, Annotations: r.Annotations, Istio: r.Istio()})
+// canonical `kof-http-config` and the endpoints of endpoints.Regional. A malformed setting whose default still works
+// (an endpoint override with a domain default, the promxy-side `kof-http-config`) is left out, its default used,
+// and returned among the ignored errors naming the annotation; the error is for a cluster left without endpoints.
+func RegionalData(r Cluster) (map[string]string, []error, error) {
+	set, ignored, err := endpoints.Regional(endpoints.Input{Cluster: r.Name, Annotations: r.Annotations, Istio: r.Istio()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	hc, err := endpoints.ParseHTTPConfig(r.Annotations[kofv1.HTTPConfigAnnotation])
-	if err != nil {
-		return nil, err
-	}
-	hcJSON, err := endpoints.FormatHTTPConfig(hc)
-	if err != nil {
-		return nil, err
+	hcJSON := ""
+	if hc, err := endpoints.ParseHTTPConfig(r.Annotations[kofv1.HTTPConfigAnnotation]); err != nil {
+		ignored = append(ignored, fmt.Errorf("%w; promxy and the storage connections use the default HTTP client "+
+			"settings until it is fixed", err))
+	} else if hcJSON, err = endpoints.FormatHTTPConfig(hc); err != nil {
+		return nil, nil, err
 	}
 	return data(Ref{Name: r.Name, Namespace: r.Namespace}, r.Cloud, r.Labels[kofv1.IstioRoleLabel], hcJSON,
-		r.Location, set), nil
+		r.Location, set), ignored, nil
 }
 
 // RegionlessData returns the data of the regionless ConfigMap of management cluster ref: children write to

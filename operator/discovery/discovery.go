@@ -49,6 +49,10 @@ type Cluster struct {
 	Annotations map[string]string
 	// Cloud is the infrastructure provider of the ClusterTemplate (`aws`, `azure`, ...), "" when unknown.
 	Cloud string
+	// Template is spec.template, the ClusterTemplate's name; TemplateFound says whether that ClusterTemplate
+	// exists in the cluster's namespace.
+	Template      string
+	TemplateFound bool
 	// Location is read from spec.config according to Cloud.
 	Location Location
 }
@@ -162,11 +166,13 @@ func str(m map[string]any, path ...string) string {
 // errors come from a malformed spec.config; they name the field.
 func FromClusterDeployment(cd *kcmv1.ClusterDeployment, tpl *kcmv1.ClusterTemplate) (Cluster, error) {
 	c := Cluster{
-		Name:      cd.Name,
-		Namespace: cd.Namespace,
-		Role:      Role(cd),
-		Labels:    cd.GetLabels(),
-		Cloud:     CloudOf(tpl),
+		Name:          cd.Name,
+		Namespace:     cd.Namespace,
+		Role:          Role(cd),
+		Labels:        cd.GetLabels(),
+		Cloud:         CloudOf(tpl),
+		Template:      cd.Spec.Template,
+		TemplateFound: tpl != nil,
 	}
 	config, err := Config(cd)
 	if err != nil {

@@ -128,7 +128,17 @@ func TestFindRegional(t *testing.T) {
 			map[string]string{kofv1.RegionalClusterNameLabel: "not-regional"}),
 			wantErr: `cluster kcm-system/not-regional named by label k0rdent.mirantis.com/kof-regional-cluster-name exists but its role is "child", not "regional"`},
 		{name: "unknown cloud without label", child: cl("c", "kcm-system", "child", "", Location{}, nil),
-			wantErr: "its cloud is unknown: the ClusterTemplate named by spec.template is missing"},
+			wantErr: "its cloud is unknown: spec.template: missing"},
+		{name: "template not found", child: func() Cluster {
+			c := cl("c", "kcm-system", "child", "", Location{}, nil)
+			c.Template = "aws-standalone"
+			return c
+		}(), wantErr: `its cloud is unknown: spec.template: ClusterTemplate "aws-standalone" not found in kcm-system`},
+		{name: "template without provider", child: func() Cluster {
+			c := cl("c", "kcm-system", "child", "", Location{}, nil)
+			c.Template, c.TemplateFound = "custom", true
+			return c
+		}(), wantErr: "ClusterTemplate kcm-system/custom lists no infrastructure-<cloud> provider"},
 		{name: "only a non-regional matches", child: cl("c", "kcm-system", "child", "aws", Location{AWSRegion: "ap-south-1"}, nil),
 			wantErr: "no regional cluster"},
 	}
@@ -157,9 +167,9 @@ func TestRegionalData(t *testing.T) {
 		kofv1.RegionalDomainAnnotation: "regional-1.kof.example.com",
 		kofv1.HTTPConfigAnnotation:     `{"dial_timeout":"5s"}`,
 	}
-	got, err := RegionalData(r)
-	if err != nil {
-		t.Fatal(err)
+	got, ignored, err := RegionalData(r)
+	if err != nil || len(ignored) > 0 {
+		t.Fatal(err, ignored)
 	}
 	if len(got) != 17 {
 		t.Errorf("len(data) = %d, want 17", len(got))
@@ -176,9 +186,21 @@ func TestRegionalData(t *testing.T) {
 			t.Errorf("data[%s] = %q, want %q", k, got[k], v)
 		}
 	}
-	r.Annotations[kofv1.HTTPConfigAnnotation] = "{"
-	if _, err := RegionalData(r); err == nil || !strings.Contains(err.Error(), kofv1.HTTPConfigAnnotation) {
-		t.Errorf("malformed http config: error = %v, want naming the annotation", err)
+	// A malformed promxy-side setting fails only what it configures: the endpoints stay, kof_http_config falls back
+	// to the default (empty) and the annotation is reported. Input of correctness class 10, and a variant.
+	for _, raw := range []string{`{"dial_timeout": 5}`, "{"} {
+		r.Annotations[kofv1.HTTPConfigAnnotation] = raw
+		got, ignored, err := RegionalData(r)
+		if err != nil {
+			t.Fatalf("http config %s: error %v, want the endpoints kept", raw, err)
+		}
+		if got[KeyHTTPConfig] != "" || got[KeyReadTraces] != want[KeyReadTraces] {
+			t.Errorf("http config %s: kof_http_config %q, read traces %q; want the default and the endpoints", raw,
+				got[KeyHTTPConfig], got[KeyReadTraces])
+		}
+		if len(ignored) != 1 || !strings.Contains(ignored[0].Error(), kofv1.HTTPConfigAnnotation) {
+			t.Errorf("http config %s: ignored %v, want one error naming the annotation", raw, ignored)
+		}
 	}
 }
 

@@ -28,7 +28,12 @@ func FuzzClusterData(f *testing.F) {
 			}
 			return
 		}
-		data, err := RegionalData(c)
+		data, ignored, err := RegionalData(c)
+		for _, e := range ignored {
+			if !strings.Contains(e.Error(), "annotation") {
+				t.Fatalf("ignored setting %q does not name an annotation", e)
+			}
+		}
 		if err != nil {
 			if !strings.Contains(err.Error(), "annotation") {
 				t.Fatalf("error %q does not name an annotation", err)

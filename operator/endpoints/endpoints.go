@@ -5,6 +5,7 @@
 package endpoints
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"sort"
@@ -112,27 +113,25 @@ func (s Set) WithReads(r Set) Set {
 	return out
 }
 
-// Override returns s with every URL whose override annotation is set in ann replaced by the annotation's value.
-// Each value must be an absolute http(s) URL with a host; otherwise the error names the annotation key, and all such
-// errors are reported together.
-func (s Set) Override(ann map[string]string) (Set, error) {
+// Override returns s with every URL whose override annotation is set in ann to a valid value replaced by that
+// value. Each value must be an absolute http(s) URL with a host; an invalid one leaves the URL of s in place and
+// gives one error naming the annotation key (docs/contract.md, "A malformed value is a clear error for that cluster
+// alone").
+func (s Set) Override(ann map[string]string) (Set, []error) {
 	out := s
-	var errs []string
+	var errs []error
 	for _, f := range fields() {
 		v, ok := ann[f.annotation]
 		if !ok {
 			continue
 		}
 		if err := CheckURL(v); err != nil {
-			errs = append(errs, fmt.Sprintf("annotation %s: %v", f.annotation, err))
+			errs = append(errs, fmt.Errorf("annotation %s: %w", f.annotation, err))
 			continue
 		}
 		*f.get(&out) = v
 	}
-	if len(errs) > 0 {
-		return s, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return out, nil
+	return out, errs
 }
 
 // CheckURL returns an error unless u is an absolute http or https URL with a host.
@@ -158,31 +157,38 @@ type Input struct {
 }
 
 // Regional returns the URLs a regional cluster publishes: Istio read URLs for a mesh member, else the defaults of its
-// `k0rdent.mirantis.com/kof-regional-domain` annotation; override annotations win in both cases. It fails when an
-// override is not a valid URL, or when a non-Istio cluster has neither a domain nor all eight overrides (the error
-// names the annotation to set).
-func Regional(in Input) (Set, error) {
-	var base Set
+// `k0rdent.mirantis.com/kof-regional-domain` annotation; valid override annotations win in both cases. A malformed
+// domain or override is ignored (its default stays) and returned among the ignored errors, each naming its
+// annotation. The error is for a non-Istio cluster that is left without some URL (neither a valid domain nor the
+// override): it names the annotations to set, and the ignored ones that would have given it.
+func Regional(in Input) (Set, []error, error) {
+	var (
+		base    Set
+		ignored []error
+	)
 	switch domain := strings.TrimSpace(in.Annotations[kofv1.RegionalDomainAnnotation]); {
 	case in.Istio:
 		base = Istio(in.Cluster).ReadOnly()
 	case domain != "":
 		if err := checkDomain(domain); err != nil {
-			return Set{}, fmt.Errorf("annotation %s: %w", kofv1.RegionalDomainAnnotation, err)
+			ignored = append(ignored, fmt.Errorf("annotation %s: %w", kofv1.RegionalDomainAnnotation, err))
+		} else {
+			base = Domain(domain)
 		}
-		base = Domain(domain)
 	}
-	s, err := base.Override(in.Annotations)
-	if err != nil {
-		return Set{}, err
-	}
+	s, bad := base.Override(in.Annotations)
+	ignored = append(ignored, bad...)
 	if !in.Istio {
 		if missing := s.missing(); len(missing) > 0 {
-			return Set{}, fmt.Errorf("no storage endpoints: set annotation %s (or %s)",
-				kofv1.RegionalDomainAnnotation, strings.Join(missing, ", "))
+			msg := fmt.Sprintf("no storage endpoints: set annotation %s (or %s)", kofv1.RegionalDomainAnnotation,
+				strings.Join(missing, ", "))
+			for _, e := range ignored {
+				msg += "; " + e.Error()
+			}
+			return Set{}, nil, errors.New(msg)
 		}
 	}
-	return s, nil
+	return s, ignored, nil
 }
 
 // missing returns the override annotations of the empty URLs of s, sorted.

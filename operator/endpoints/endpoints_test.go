@@ -12,10 +12,11 @@ import (
 func TestRegional(t *testing.T) {
 	const d = "regional-1.kof.example.com"
 	tests := []struct {
-		name    string
-		in      Input
-		want    Set
-		wantErr string
+		name        string
+		in          Input
+		want        Set
+		wantIgnored []string
+		wantErr     string
 	}{
 		{
 			name: "domain defaults",
@@ -61,9 +62,18 @@ func TestRegional(t *testing.T) {
 			wantErr: "set annotation k0rdent.mirantis.com/kof-regional-domain",
 		},
 		{
-			name:    "bad override",
-			in:      Input{Cluster: "r", Annotations: map[string]string{kofv1.RegionalDomainAnnotation: d, kofv1.ReadMetricsEndpointAnnotation: "vmauth/select"}},
-			wantErr: "annotation k0rdent.mirantis.com/kof-read-metrics-endpoint: invalid URL",
+			// A bad setting fails only what it configures: the default of the domain stays, the key is reported.
+			name: "bad override keeps the domain default",
+			in: Input{Cluster: "r", Annotations: map[string]string{kofv1.RegionalDomainAnnotation: d,
+				kofv1.ReadMetricsEndpointAnnotation: "vmauth/select"}},
+			want:        Domain(d),
+			wantIgnored: []string{"annotation k0rdent.mirantis.com/kof-read-metrics-endpoint: invalid URL \"vmauth/select\""},
+		},
+		{
+			name: "bad override without a default",
+			in: Input{Cluster: "r", Annotations: map[string]string{
+				kofv1.WriteMetricsEndpointAnnotation: "not a url"}},
+			wantErr: "annotation k0rdent.mirantis.com/kof-write-metrics-endpoint: invalid URL \"not a url\"",
 		},
 		{
 			name:    "bad domain",
@@ -73,7 +83,7 @@ func TestRegional(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Regional(tt.in)
+			got, ignored, err := Regional(tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("Regional() error = %v, want containing %q", err, tt.wantErr)
@@ -85,6 +95,18 @@ func TestRegional(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Regional() (-want +got):\n%s", diff)
+			}
+			var msgs []string
+			for _, e := range ignored {
+				msgs = append(msgs, e.Error())
+			}
+			if len(msgs) != len(tt.wantIgnored) {
+				t.Fatalf("ignored = %q, want %d containing %q", msgs, len(tt.wantIgnored), tt.wantIgnored)
+			}
+			for i, w := range tt.wantIgnored {
+				if !strings.Contains(msgs[i], w) {
+					t.Errorf("ignored[%d] = %q, want containing %q", i, msgs[i], w)
+				}
 			}
 		})
 	}

@@ -1,16 +1,22 @@
-// Package outputs is the one definition of the ConfigMaps and credentials Secrets the kof-operator writes
-// (docs/contract.md, "Objects the operator writes"). It is pure: no client, no I/O, no randomness. The operator's
-// controllers apply what it returns (adding owner references); chartlib/fleet renders the same objects offline.
+// Package outputs is the one definition of what the kof-operator writes for each cluster (docs/contract.md, "Objects
+// the operator writes"): the regional and child ConfigMaps, the vmrules ConfigMaps, the VMUser credential bundles
+// (Secret, VMUser, propagation MultiClusterService), the PromxyServerGroups, the VMStorageConnections and the KCM
+// region propagation MultiClusterServices, together with the problems that keep a cluster from getting them.
+//
+// It is pure: no client, no I/O, no randomness (the caller chooses passwords). The operator's controllers apply
+// what it returns, adding owner references; chartlib/fleet renders the whole set offline with Compute, and the
+// demo's wait looks for the objects Compute names. So the live operator, `kof render` and the demo cannot disagree
+// on a name, a label or a data key.
 package outputs
 
 import (
+	"maps"
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
-	"kof.dev/kof/operator/config"
-	"kof.dev/kof/operator/discovery"
-	"kof.dev/kof/operator/names"
 )
 
 // Keys of a VMUser credentials Secret (docs/contract.md, "child VMUser bundle").
@@ -25,71 +31,60 @@ func Labels() map[string]string {
 	return map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy, kofv1.GeneratedLabel: kofv1.TrueValue}
 }
 
-// RegionalConfigMap takes the namespace and name of a regional cluster and its data (discovery.RegionalData) and
-// returns its regional ConfigMap `kof-<cluster>` in that namespace, labelled Labels() plus role regional.
-func RegionalConfigMap(namespace, cluster string, data map[string]string) *corev1.ConfigMap {
-	labels := Labels()
-	labels[kofv1.ClusterRoleLabel] = kofv1.RoleRegional
-	return configMap(namespace, names.RegionalConfigMap(cluster), labels, data)
+// OwnerLabels returns the labels that name the object of kind, namespace and name that caused a cluster-scoped
+// object (which cannot have an owner reference to a namespaced one): kofv1.OwnerKindLabel, OwnerNamespaceLabel and
+// OwnerNameLabel.
+func OwnerLabels(kind, namespace, name string) map[string]string {
+	return map[string]string{kofv1.OwnerKindLabel: kind, kofv1.OwnerNamespaceLabel: namespace, kofv1.OwnerNameLabel: name}
 }
 
-// RegionlessRef takes the operator configuration and returns the management cluster as the regionless "regional":
-// RegionlessClusterName in the KCM namespace.
-func RegionlessRef(cfg config.Config) discovery.Ref {
-	return discovery.Ref{Name: cfg.RegionlessClusterName, Namespace: cfg.KCMNamespace}
+// withLabels returns Labels() plus extra.
+func withLabels(extra map[string]string) map[string]string {
+	l := Labels()
+	maps.Copy(l, extra)
+	return l
 }
 
-// RegionlessConfigMap takes the operator configuration and returns the regionless ConfigMap `kof-<mgmt>` in the KCM
-// namespace: a regional ConfigMap (RegionalConfigMap) with discovery.RegionlessData and the label
-// `k0rdent.mirantis.com/kof-regionless: "true"`.
-func RegionlessConfigMap(cfg config.Config) *corev1.ConfigMap {
-	ref := RegionlessRef(cfg)
-	cm := RegionalConfigMap(ref.Namespace, ref.Name, discovery.RegionlessData(ref, cfg.RegionlessDomain))
-	cm.Labels[kofv1.RegionlessLabel] = kofv1.TrueValue
-	return cm
+// Problem is an input of one cluster the operator cannot use. Its message names the key (annotation, label or
+// field) and the fix.
+type Problem struct {
+	// Reason is the condition reason the operator reports it with (kofv1.Reason*).
+	Reason string
+	// Err is the problem.
+	Err error
+	// Fatal is true when the cluster gets none of its outputs; false when a default replaced the setting and the
+	// outputs were made.
+	Fatal bool
 }
 
-// ChildRegional takes the operator configuration, a child cluster and the regional clusters and returns the
-// regional the child binds to: the management cluster (RegionlessRef) in regionless mode, else the one
-// discovery.FindRegional picks (its error when there is none).
-func ChildRegional(cfg config.Config, child discovery.Cluster, regionals []discovery.Cluster) (discovery.Ref, error) {
-	if cfg.Regionless {
-		return RegionlessRef(cfg), nil
+// Error returns the problem's message.
+func (p Problem) Error() string { return p.Err.Error() }
+
+// Fatal returns the first fatal problem of ps, nil when there is none.
+func Fatal(ps []Problem) *Problem {
+	for i := range ps {
+		if ps[i].Fatal {
+			return &ps[i]
+		}
 	}
-	r, err := discovery.FindRegional(child, regionals)
-	if err != nil {
-		return discovery.Ref{}, err
-	}
-	return discovery.Ref{Name: r.Name, Namespace: r.Namespace}, nil
+	return nil
 }
 
-// ChildConfigMap takes the namespace and name of a child cluster, the regional it binds to (ChildRegional) and that
-// regional's ConfigMap data, and returns the child ConfigMap `kof-cluster-config-<cluster>`: a copy of the data,
-// labelled Labels() plus the regional's name and namespace.
-func ChildConfigMap(namespace, cluster string, regional discovery.Ref, data map[string]string) *corev1.ConfigMap {
-	labels := Labels()
-	labels[kofv1.RegionalClusterNameLabel] = regional.Name
-	labels[kofv1.RegionalClusterNamespaceLabel] = regional.Namespace
-	return configMap(namespace, names.ChildConfigMap(cluster), labels, data)
-}
-
-// CredentialsSecret takes a namespace, a VMUser bundle base (names.ChildVMUserBase or names.AdminVMUserBase) and
-// the password, and returns the bundle's Opaque Secret `kof-vmuser-creds-<base>` labelled Labels(), with keys
-// UsernameKey = base and PasswordKey = password. The caller chooses the password (the operator: random, kept once
-// made; offline renders: a fixed placeholder).
-func CredentialsSecret(namespace, base, password string) *corev1.Secret {
-	return &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: names.VMUserSecret(base), Namespace: namespace, Labels: Labels()},
-		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{UsernameKey: []byte(base), PasswordKey: []byte(password)},
-	}
-}
-
+// configMap returns a ConfigMap with its kind set.
 func configMap(namespace, name string, labels, data map[string]string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
 		Data:       data,
 	}
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -34,6 +34,9 @@ const (
 	AlertRulesClusterLabel = Prefix + "kof-alert-rules-cluster-name"
 	// RecordRulesClusterLabel marks record rule ConfigMaps; value "" = defaults, else a cluster name.
 	RecordRulesClusterLabel = Prefix + "kof-record-rules-cluster-name"
+	// VMRulesClusterLabel marks the vmrules ConfigMaps the operator writes (`kof-record-vmrules-<cluster>`); its
+	// value is the regional cluster whose storage reads them.
+	VMRulesClusterLabel = Prefix + "kof-record-vmrules-cluster-name"
 	// OwnerKindLabel (ours) on a cluster-scoped object the operator makes names the kind of the object that caused it
 	// (ClusterDeployment or ConfigMap); with OwnerNameLabel and OwnerNamespaceLabel it replaces the owner reference
 	// a cluster-scoped object cannot have to a namespaced one.
@@ -95,22 +98,4 @@ const (
 	ClusterDeploymentFinalizer = Prefix + "kof-cluster-cleanup"
 	// RegionalConfigMapFinalizer keeps a regional ConfigMap until its admin bundle and connections are removed.
 	RegionalConfigMapFinalizer = Prefix + "kof-regional-cleanup"
-)
-
-// Condition types on KOF objects: Ready summarises the duty conditions and is computed last (docs/style.md).
-const (
-	ConditionReady = "Ready"
-	// ConditionPromxyConfigured is True when the PromxyServerGroup is part of the promxy config Secret.
-	ConditionPromxyConfigured = "PromxyConfigured"
-	// ConditionStorageConnected is True when the storage cluster carries the connection's args and mounts.
-	ConditionStorageConnected = "StorageConnected"
-)
-
-// Condition reasons shared by the controllers.
-const (
-	ReasonSucceeded    = "Succeeded"
-	ReasonInvalidSpec  = "InvalidSpec"
-	ReasonNotFound     = "NotFound"
-	ReasonApplyFailed  = "ApplyFailed"
-	ReasonReloadFailed = "ReloadFailed"
 )

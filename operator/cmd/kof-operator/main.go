@@ -49,7 +49,8 @@ func main() {
 
 // cacheOptions limits the informer cache: Secrets, VMUsers and MultiClusterServices to those the operator labelled
 // (objects of earlier releases are read directly from the API server), and, when KOF_WATCH_NAMESPACES is set, every
-// namespaced kind to those namespaces plus the release and KCM namespaces.
+// namespaced kind to config.WatchScope (those namespaces plus the release and KCM namespaces). The cache keeps
+// managedFields: operator/internal/apply compares against what the operator owns.
 func cacheOptions(cfg config.Config) cache.Options {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
@@ -57,9 +58,9 @@ func cacheOptions(cfg config.Config) cache.Options {
 		&vmv1beta1.VMUser{}:          ours,
 		&kcmv1.MultiClusterService{}: ours,
 	}}
-	if len(cfg.WatchNamespaces) > 0 {
-		opts.DefaultNamespaces = map[string]cache.Config{cfg.ReleaseNamespace: {}, cfg.KCMNamespace: {}}
-		for _, ns := range cfg.WatchNamespaces {
+	if scope := cfg.WatchScope(); scope != nil {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range scope {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}

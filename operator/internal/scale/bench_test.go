@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/operator/internal/bundle"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 // Test1000ChildrenDistinctCredentials checks that 1,000 children c0…c999 in one namespace get 1,000 distinct
@@ -30,12 +30,12 @@ func Test1000ChildrenDistinctCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	var secrets corev1.SecretList
-	if err := env.Client.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels(bundle.Labels())); err != nil {
+	if err := env.Client.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels(outputs.Labels())); err != nil {
 		t.Fatal(err)
 	}
 	users := map[string]string{}
 	for _, s := range secrets.Items {
-		users[s.Name] = string(s.Data[bundle.UsernameKey])
+		users[s.Name] = string(s.Data[outputs.UsernameKey])
 	}
 	distinct := map[string]bool{}
 	for i := range nc {

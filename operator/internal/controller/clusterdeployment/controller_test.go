@@ -128,7 +128,7 @@ func TestChildBinding(t *testing.T) {
 	key := types.NamespacedName{Namespace: "kcm-system", Name: "bind-none"}
 	eventually(t, func() error {
 		c, ok := rec.Condition(key)
-		if !ok || c.Status != metav1.ConditionFalse || c.Reason != ReasonNoRegional {
+		if !ok || c.Status != metav1.ConditionFalse || c.Reason != kofv1.ReasonNoRegional {
 			return fmt.Errorf("condition of bind-none = %+v", c)
 		}
 		for _, l := range []string{kofv1.RegionalClusterNameLabel, kofv1.RegionalClusterNamespaceLabel} {
@@ -136,7 +136,7 @@ func TestChildBinding(t *testing.T) {
 				return fmt.Errorf("message %q does not name label %s", c.Message, l)
 			}
 		}
-		notes, err := eventFor("kcm-system", "bind-none", ReasonNoRegional)
+		notes, err := eventFor("kcm-system", "bind-none", kofv1.ReasonNoRegional)
 		if err != nil || len(notes) != 1 {
 			return fmt.Errorf("events NoRegionalCluster of bind-none = %v (err %v), want exactly 1", notes, err)
 		}
@@ -154,9 +154,9 @@ func TestNoSpecConfig(t *testing.T) {
 		newCD("kcm-system", "badconf-child", "child", awsTpl, `{"clusterAnnotations":"oops"}`, nil, nil),
 	)
 	cases := map[string]struct{ reason, text string }{
-		"noconf-regional": {ReasonInvalidAnnotation, kofv1.RegionalDomainAnnotation},
-		"noconf-child":    {ReasonNoRegional, kofv1.RegionalClusterNameLabel},
-		"badconf-child":   {ReasonInvalidConfig, "spec.config.clusterAnnotations"},
+		"noconf-regional": {kofv1.ReasonInvalidAnnotation, kofv1.RegionalDomainAnnotation},
+		"noconf-child":    {kofv1.ReasonNoRegional, kofv1.RegionalClusterNameLabel},
+		"badconf-child":   {kofv1.ReasonInvalidConfig, "spec.config.clusterAnnotations"},
 	}
 	for name, want := range cases {
 		eventually(t, func() error {
@@ -404,5 +404,134 @@ func TestRoleChangeRemovesOldRoleObjects(t *testing.T) {
 	})
 	for _, o := range childObjs {
 		eventually(t, func() error { return gone(o) })
+	}
+}
+
+// condition waits for the KOFConfigured condition of ns/name to satisfy ok and returns it.
+func condition(t *testing.T, ns, name string, ok func(metav1.Condition) bool) metav1.Condition {
+	t.Helper()
+	var c metav1.Condition
+	eventually(t, func() error {
+		got, found := rec.Condition(types.NamespacedName{Namespace: ns, Name: name})
+		if !found || !ok(got) {
+			return fmt.Errorf("condition of %s/%s = %+v", ns, name, got)
+		}
+		c = got
+		return nil
+	})
+	return c
+}
+
+// TestBadSettingFailsOnlyWhatItConfigures is correctness class 10 against a real API server: a regional whose
+// `kof-http-config` is malformed keeps its ConfigMap (default http config) and its child; the regional says which
+// key, as condition and event. A child of a regional without endpoints names that regional and the key; a child
+// write-endpoint annotation that is not an absolute URL is rejected by name while its ConfigMap is still written.
+func TestBadSettingFailsOnlyWhatItConfigures(t *testing.T) {
+	ann := domainAnn("badhttp.example.com")
+	ann[kofv1.HTTPConfigAnnotation] = `{"dial_timeout": 5}`
+	create(t,
+		newCD("ns-a", "badhttp-regional", "regional", "", "", nil, ann),
+		newCD("ns-a", "badhttp-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "badhttp-regional"}, nil),
+		newCD("ns-a", "noep-regional", "regional", "", "", nil, nil),
+		newCD("ns-a", "noep-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "noep-regional"}, nil),
+		newCD("ns-a", "badurl-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "badhttp-regional"},
+			map[string]string{kofv1.WriteMetricsEndpointAnnotation: "not a url"}),
+	)
+	var data map[string]string
+	eventually(t, func() (err error) { data, err = getCM("ns-a", "kof-badhttp-regional"); return err })
+	if data[discovery.KeyHTTPConfig] != "" || data[discovery.KeyReadMetrics] != "https://vmauth.badhttp.example.com/vm/select/0/prometheus" {
+		t.Errorf("regional data = %v, want the endpoints with the default http config", data)
+	}
+	c := condition(t, "ns-a", "badhttp-regional", func(c metav1.Condition) bool { return c.Status == metav1.ConditionFalse })
+	if c.Reason != kofv1.ReasonInvalidAnnotation || !strings.Contains(c.Message, kofv1.HTTPConfigAnnotation) {
+		t.Errorf("regional condition = %+v, want InvalidAnnotation naming %s", c, kofv1.HTTPConfigAnnotation)
+	}
+	eventually(t, func() error {
+		notes, err := eventFor("ns-a", "badhttp-regional", kofv1.ReasonInvalidAnnotation)
+		if err != nil || len(notes) != 1 || !strings.Contains(notes[0], kofv1.HTTPConfigAnnotation) {
+			return fmt.Errorf("events of badhttp-regional = %v (err %v), want one naming the annotation", notes, err)
+		}
+		return nil
+	})
+	condition(t, "ns-a", "badhttp-child", func(c metav1.Condition) bool { return c.Status == metav1.ConditionTrue })
+	child, err := getCM("ns-a", names.ChildConfigMap("badhttp-child"))
+	if err != nil || child[discovery.KeyWriteMetrics] != "https://vmauth.badhttp.example.com/vm/insert/0/prometheus/api/v1/write" {
+		t.Errorf("child of the regional with a bad http config: data %v (err %v)", child, err)
+	}
+
+	c = condition(t, "ns-a", "noep-child", func(c metav1.Condition) bool { return c.Reason == kofv1.ReasonRegionalMisconfigured })
+	if !strings.Contains(c.Message, "regional cluster ns-a/noep-regional is misconfigured") ||
+		!strings.Contains(c.Message, kofv1.RegionalDomainAnnotation) {
+		t.Errorf("child of a regional without endpoints: %q, want the regional and %s named", c.Message,
+			kofv1.RegionalDomainAnnotation)
+	}
+
+	c = condition(t, "ns-a", "badurl-child", func(c metav1.Condition) bool { return c.Reason == kofv1.ReasonInvalidAnnotation })
+	if !strings.Contains(c.Message, kofv1.WriteMetricsEndpointAnnotation) || !strings.Contains(c.Message, `"not a url"`) {
+		t.Errorf("child with a bad write endpoint: %q, want the annotation and value named", c.Message)
+	}
+	eventually(t, func() error { _, err := getCM("ns-a", names.ChildConfigMap("badurl-child")); return err })
+}
+
+// TestWatchScopeMiss is the operator half of correctness class 8: a child naming a regional in a namespace outside
+// KOF_WATCH_NAMESPACES is told so, not that the regional is missing.
+func TestWatchScopeMiss(t *testing.T) {
+	create(t,
+		newCD("ns-b", "scope-regional", "regional", "", "", nil, domainAnn("scope.example.com")),
+		newCD("ns-a", "scope-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "scope-regional",
+			kofv1.RegionalClusterNamespaceLabel: "ns-b"}, nil),
+	)
+	cfg := testConfig()
+	cfg.WatchNamespaces = []string{"ns-a"}
+	scoped := &Reconciler{Client: env.Client, Config: cfg}
+	key := types.NamespacedName{Namespace: "ns-a", Name: "scope-child"}
+	if _, err := scoped.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := scoped.Condition(key)
+	if c.Reason != kofv1.ReasonOutsideWatchScope || !strings.Contains(c.Message, "namespace ns-b is outside KOF_WATCH_NAMESPACES") {
+		t.Errorf("condition = %+v, want OutsideWatchScope naming ns-b", c)
+	}
+	// Variant: the same child under the operator watching everything binds.
+	condition(t, "ns-a", "scope-child", func(c metav1.Condition) bool { return c.Status == metav1.ConditionTrue })
+}
+
+// TestChildConfigMapFollowsRegional: the ClusterDeployment controller, the child ConfigMap's only writer, copies a
+// changed regional domain into the child's ConfigMap.
+func TestChildConfigMapFollowsRegional(t *testing.T) {
+	ctx := context.Background()
+	regional := newCD("ns-b", "follow-regional", "regional", "", "", nil, domainAnn("old.example.com"))
+	create(t, regional,
+		newCD("ns-b", "follow-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "follow-regional"}, nil))
+	wait := func(want string) {
+		t.Helper()
+		eventually(t, func() error {
+			data, err := getCM("ns-b", names.ChildConfigMap("follow-child"))
+			if err != nil {
+				return err
+			}
+			if data[discovery.KeyReadLogs] != want {
+				return fmt.Errorf("child read logs = %q, want %q", data[discovery.KeyReadLogs], want)
+			}
+			return nil
+		})
+	}
+	wait("https://vmauth.old.example.com/vls")
+	eventually(t, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(regional), regional); err != nil {
+			return err
+		}
+		regional.Annotations = domainAnn("new.example.com")
+		return env.Client.Update(ctx, regional)
+	})
+	wait("https://vmauth.new.example.com/vls")
+	var cm corev1.ConfigMap
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-b", Name: names.ChildConfigMap("follow-child")}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range cm.ManagedFields {
+		if m.Manager != "kof-operator" || m.Operation != metav1.ManagedFieldsOperationApply {
+			t.Errorf("child ConfigMap written by %s (%s); want the operator's apply only", m.Manager, m.Operation)
+		}
 	}
 }

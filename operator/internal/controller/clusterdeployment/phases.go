@@ -2,26 +2,19 @@ package clusterdeployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
-	addoncontrollerv1beta1 "github.com/projectsveltos/addon-controller/api/v1beta1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/internal/bundle"
+	"kof.dev/kof/operator/internal/phase"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
 )
@@ -42,340 +35,182 @@ func (r *Reconciler) template(ctx context.Context, cd *kcmv1.ClusterDeployment) 
 	return tpl, nil
 }
 
-// view returns the discovery view of cd; a non-nil condition reports invalid input.
-func (r *Reconciler) view(ctx context.Context, cd *kcmv1.ClusterDeployment) (discovery.Cluster, *metav1.Condition, error) {
+// view returns the discovery view of cd and the error of reading it (discovery.FromClusterDeployment); the second
+// error is an API failure.
+func (r *Reconciler) view(ctx context.Context, cd *kcmv1.ClusterDeployment) (discovery.Cluster, error, error) {
 	tpl, err := r.template(ctx, cd)
 	if err != nil {
 		return discovery.Cluster{}, nil, err
 	}
-	c, err := discovery.FromClusterDeployment(cd, tpl)
-	if err != nil {
-		cond := condition(false, ReasonInvalidConfig, err.Error(), cd.Generation)
-		return c, &cond, nil
+	c, viewErr := discovery.FromClusterDeployment(cd, tpl)
+	return c, viewErr, nil
+}
+
+// problems turns the problems of an output into the outcome of the phase that wrote it: the first fatal one stops
+// the reconcile, others are reported with the note of what was written.
+func problems(ps []outputs.Problem, note string) phase.Outcome {
+	if p := outputs.Fatal(ps); p != nil {
+		return phase.Invalid(p.Reason, p.Error())
 	}
-	return c, nil, nil
-}
-
-// controllerRef returns a controller owner reference to cd.
-func controllerRef(cd *kcmv1.ClusterDeployment) []metav1.OwnerReference {
-	return []metav1.OwnerReference{{
-		APIVersion: kcmv1.GroupVersion.String(), Kind: kcmv1.ClusterDeploymentKind, Name: cd.Name, UID: cd.UID,
-		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(false),
-	}}
-}
-
-// RegionalConfigMap returns the regional ConfigMap `kof-<c>` of cd with data (outputs.RegionalConfigMap), controlled
-// by cd.
-func RegionalConfigMap(cd *kcmv1.ClusterDeployment, data map[string]string) *corev1.ConfigMap {
-	cm := outputs.RegionalConfigMap(cd.Namespace, cd.Name, data)
-	cm.OwnerReferences = controllerRef(cd)
-	return cm
-}
-
-// ChildConfigMap returns the child ConfigMap `kof-cluster-config-<c>` of cd (outputs.ChildConfigMap), controlled by
-// cd; its regional labels let the regional controller refresh it.
-func ChildConfigMap(cd *kcmv1.ClusterDeployment, regional discovery.Ref, data map[string]string) *corev1.ConfigMap {
-	cm := outputs.ChildConfigMap(cd.Namespace, cd.Name, regional, data)
-	cm.OwnerReferences = controllerRef(cd)
-	return cm
-}
-
-// reconcileRegional writes the regional ConfigMap and, for a KCM region cluster, its propagation MCSs.
-func (r *Reconciler) reconcileRegional(ctx context.Context, cd *kcmv1.ClusterDeployment) (metav1.Condition, error) {
-	c, bad, err := r.view(ctx, cd)
-	if err != nil || bad != nil {
-		return ptr.Deref(bad, metav1.Condition{}), err
+	if len(ps) == 0 {
+		return phase.Done(note)
 	}
-	data, err := discovery.RegionalData(c)
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Error()
+	}
+	return phase.Degraded(ps[0].Reason, strings.Join(msgs, "; ")+" ("+note+")")
+}
+
+// regionalConfigMap writes the regional ConfigMap `kof-<c>` (outputs.ForRegional), controlled by the
+// ClusterDeployment.
+func (r *Reconciler) regionalConfigMap(ctx context.Context, s *state) (phase.Outcome, error) {
+	c, viewErr, err := r.view(ctx, s.cd)
 	if err != nil {
-		return condition(false, ReasonInvalidAnnotation, err.Error(), cd.Generation), nil
+		return phase.Outcome{}, err
+	}
+	s.regional = outputs.ForRegional(c, viewErr)
+	cm := s.regional.ConfigMap()
+	if cm == nil {
+		return problems(s.regional.Problems, ""), nil
 	}
 	a := r.applier()
-	if _, err := a.Apply(ctx, RegionalConfigMap(cd, data)); err != nil {
-		return metav1.Condition{}, err
+	if err := a.Own(cm, s.cd); err != nil {
+		return phase.Outcome{}, err
 	}
-	if err := r.regionPropagation(ctx, cd, data); err != nil {
-		return metav1.Condition{}, err
+	if _, err := a.Apply(ctx, cm); err != nil {
+		return phase.Outcome{}, err
 	}
-	return condition(true, ReasonConfigured, "regional ConfigMap "+names.RegionalConfigMap(cd.Name)+" is up to date",
-		cd.Generation), nil
+	return problems(s.regional.Problems, "regional ConfigMap "+cm.Name+" is up to date"), nil
 }
 
-// regionalViews returns the discovery views of every regional ClusterDeployment (cached list); ones with invalid
-// input are left out.
-func (r *Reconciler) regionalViews(ctx context.Context) ([]discovery.Cluster, error) {
+// regionPropagation keeps the propagation MCSs of a KCM region cluster (outputs.RegionPropagation) and removes them
+// from any other regional.
+func (r *Reconciler) regionPropagation(ctx context.Context, s *state) (phase.Outcome, error) {
+	a := r.applier()
+	mcss, err := outputs.RegionPropagation(r.Config, s.regional)
+	if err != nil {
+		return phase.Invalid(kofv1.ReasonInvalidSpec, err.Error()), nil
+	}
+	if len(mcss) == 0 {
+		for _, n := range []string{names.ChildConfigPropagation(s.cd.Namespace, s.cd.Name),
+			names.VMRulesPropagation(s.cd.Namespace, s.cd.Name)} {
+			if _, err := a.Delete(ctx, &kcmv1.MultiClusterService{ObjectMeta: objectMeta(n, "")}); err != nil {
+				return phase.Outcome{}, err
+			}
+		}
+		return phase.Done(""), nil
+	}
+	for _, m := range mcss {
+		if _, err := a.Apply(ctx, m); err != nil {
+			return phase.Outcome{}, err
+		}
+	}
+	return phase.Done(fmt.Sprintf("KCM region propagation %s and %s are up to date", mcss[0].Name, mcss[1].Name)), nil
+}
+
+// bind binds the child to its regional (outputs.ForChild) over the regional ClusterDeployments the cache holds.
+func (r *Reconciler) bind(ctx context.Context, s *state) (phase.Outcome, error) {
+	c, viewErr, err := r.view(ctx, s.cd)
+	if err != nil {
+		return phase.Outcome{}, err
+	}
+	var regionals []outputs.Regional
+	var others []discovery.Cluster
+	if !r.Config.Regionless && viewErr == nil {
+		if regionals, err = r.regionals(ctx); err != nil {
+			return phase.Outcome{}, err
+		}
+		if others, err = r.named(ctx, c, regionals); err != nil {
+			return phase.Outcome{}, err
+		}
+	}
+	s.child = outputs.ForChild(r.Config, c, viewErr, regionals, others)
+	if p := outputs.Fatal(s.child.Problems); p != nil {
+		return phase.Invalid(p.Reason, p.Error()), nil
+	}
+	return phase.Done(""), nil
+}
+
+// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted).
+func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) {
 	var list kcmv1.ClusterDeploymentList
 	if err := r.Client.List(ctx, &list, ctrl.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleRegional}); err != nil {
 		return nil, fmt.Errorf("list regional clusterdeployments: %w", err)
 	}
-	out := make([]discovery.Cluster, 0, len(list.Items))
+	out := make([]outputs.Regional, 0, len(list.Items))
 	for i := range list.Items {
 		cd := &list.Items[i]
 		if !cd.DeletionTimestamp.IsZero() {
 			continue
 		}
-		c, bad, err := r.view(ctx, cd)
+		c, viewErr, err := r.view(ctx, cd)
 		if err != nil {
 			return nil, err
 		}
-		if bad == nil {
-			out = append(out, c)
-		}
+		out = append(out, outputs.ForRegional(c, viewErr))
 	}
 	return out, nil
 }
 
-// regionalOf returns the regional a child writes to and the name its propagation MCS selects ("" in regionless
-// mode, where the bundle stays on the management cluster); a non-nil condition reports why there is none.
-func (r *Reconciler) regionalOf(ctx context.Context, cd *kcmv1.ClusterDeployment, child discovery.Cluster) (discovery.Ref, string, *metav1.Condition, error) {
-	var regionals []discovery.Cluster
-	if !r.Config.Regionless {
-		var err error
-		if regionals, err = r.regionalViews(ctx); err != nil {
-			return discovery.Ref{}, "", nil, err
+// named returns the ClusterDeployment the child's regional label names when it is not among regionals (so that
+// the binding can say it is no regional), nil when there is none or it is outside the watch scope.
+func (r *Reconciler) named(ctx context.Context, child discovery.Cluster, regionals []outputs.Regional) ([]discovery.Cluster, error) {
+	ref, ok := discovery.ExplicitRegional(child)
+	if !ok || !r.Config.Watches(ref.Namespace) {
+		return nil, nil
+	}
+	for _, reg := range regionals {
+		if reg.Ref() == ref {
+			return nil, nil
 		}
 	}
-	ref, err := outputs.ChildRegional(r.Config, child, regionals)
+	cd := &kcmv1.ClusterDeployment{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, cd)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
 	if err != nil {
-		cond := condition(false, ReasonNoRegional, err.Error(), cd.Generation)
-		return discovery.Ref{}, "", &cond, nil
+		return nil, fmt.Errorf("get clusterdeployment %s/%s: %w", ref.Namespace, ref.Name, err)
 	}
-	if r.Config.Regionless {
-		return ref, "", nil, nil
-	}
-	return ref, ref.Name, nil, nil
+	return []discovery.Cluster{{Name: cd.Name, Namespace: cd.Namespace, Role: discovery.Role(cd), Labels: cd.Labels}}, nil
 }
 
-// reconcileChild writes the child ConfigMap and the child's VMUser bundle, then removes objects of earlier releases.
-func (r *Reconciler) reconcileChild(ctx context.Context, cd *kcmv1.ClusterDeployment) (metav1.Condition, reconcile.Result, error) {
-	c, bad, err := r.view(ctx, cd)
-	if err != nil || bad != nil {
-		return ptr.Deref(bad, metav1.Condition{}), reconcile.Result{}, err
+// childConfigMap writes the child ConfigMap (outputs.Child.ConfigMap), controlled by the ClusterDeployment.
+func (r *Reconciler) childConfigMap(ctx context.Context, s *state) (phase.Outcome, error) {
+	cm := s.child.ConfigMap()
+	a := r.applier()
+	if err := a.Own(cm, s.cd); err != nil {
+		return phase.Outcome{}, err
 	}
-	ref, selectName, bad, err := r.regionalOf(ctx, cd, c)
-	if err != nil || bad != nil {
-		return ptr.Deref(bad, metav1.Condition{}), reconcile.Result{}, err
+	if _, err := a.Apply(ctx, cm); err != nil {
+		return phase.Outcome{}, err
 	}
-	var regionalCM corev1.ConfigMap
-	err = r.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: names.RegionalConfigMap(ref.Name)}, &regionalCM)
-	if apierrors.IsNotFound(err) {
-		msg := fmt.Sprintf("waiting for ConfigMap %s/%s of regional cluster %s", ref.Namespace,
-			names.RegionalConfigMap(ref.Name), ref.Name)
-		return condition(false, ReasonRegionalPending, msg, cd.Generation), reconcile.Result{RequeueAfter: pendingRequeue}, nil
+	return problems(s.child.Problems, fmt.Sprintf("child ConfigMap %s is up to date (regional %s/%s)", cm.Name,
+		s.child.Regional.Namespace, s.child.Regional.Name)), nil
+}
+
+// bundle keeps the child's VMUser bundle (outputs.ChildBundle).
+func (r *Reconciler) bundle(ctx context.Context, s *state) (phase.Outcome, error) {
+	b := outputs.ChildBundle(r.Config, s.child)
+	if _, err := r.keeper().Ensure(ctx, b, s.cd); err != nil {
+		return phase.Outcome{}, err
 	}
-	if err != nil {
-		return metav1.Condition{}, reconcile.Result{}, fmt.Errorf("get regional configmap: %w", err)
-	}
-	if _, err := r.applier().Apply(ctx, ChildConfigMap(cd, ref, regionalCM.Data)); err != nil {
-		return metav1.Condition{}, reconcile.Result{}, err
-	}
-	tenant := outputs.ChildTenant(cd.Labels)
-	spec := bundle.Spec{
-		Base: names.ChildVMUserBase(cd.Namespace, cd.Name), Namespace: cd.Namespace, Tenant: tenant, Owner: cd,
-		Regional:    selectName,
-		OwnerLabels: bundle.OwnerLabels(kcmv1.ClusterDeploymentKind, cd.Namespace, cd.Name),
-	}
-	if _, err := r.keeper().Ensure(ctx, spec); err != nil {
-		return metav1.Condition{}, reconcile.Result{}, err
-	}
-	if err := r.removeLegacy(ctx, cd); err != nil {
-		return metav1.Condition{}, reconcile.Result{}, err
-	}
-	msg := fmt.Sprintf("child ConfigMap %s and VMUser %s are up to date (regional %s/%s)",
-		names.ChildConfigMap(cd.Name), names.VMUser(spec.Base), ref.Namespace, ref.Name)
-	return condition(true, ReasonConfigured, msg, cd.Generation), reconcile.Result{}, nil
+	return phase.Done("VMUser " + names.VMUser(b.Base) + " is up to date"), nil
 }
 
 // removeLegacy deletes, once per ClusterDeployment and process, the bundle an earlier KOF release named with
 // decimal Adler-32; it runs only after the replacement bundle was written. The objects are looked up through the
 // API reader because the cache holds only objects this operator labelled.
-func (r *Reconciler) removeLegacy(ctx context.Context, cd *kcmv1.ClusterDeployment) error {
+func (r *Reconciler) removeLegacy(ctx context.Context, s *state) (phase.Outcome, error) {
 	if r.APIReader == nil {
-		return nil
+		return phase.Done(""), nil
 	}
+	cd := s.cd
 	key := types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
 	keeper := bundle.Keeper{Applier: apply.Applier{Reader: r.APIReader, Writer: r.Client}, Config: r.Config}
 	if err := r.legacy.Remove(ctx, keeper, key, cd.Namespace, names.LegacyChildVMUserBase(cd.Namespace, cd.Name)); err != nil {
-		return fmt.Errorf("remove legacy bundle of %s: %w", key, err)
+		return phase.Outcome{}, fmt.Errorf("remove legacy bundle of %s: %w", key, err)
 	}
-	return nil
-}
-
-// cleanup removes what cd caused (cluster-scoped MCSs by owner labels, then its ConfigMaps and bundle) and its
-// finalizer. Without the finalizer there is nothing to do.
-func (r *Reconciler) cleanup(ctx context.Context, cd *kcmv1.ClusterDeployment) error {
-	if !controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) {
-		return nil
-	}
-	a := r.applier()
-	var mcs kcmv1.MultiClusterServiceList
-	if err := r.Client.List(ctx, &mcs, ctrl.MatchingLabels(bundle.OwnerLabels(kcmv1.ClusterDeploymentKind, cd.Namespace, cd.Name))); err != nil {
-		return fmt.Errorf("list multiclusterservices of %s/%s: %w", cd.Namespace, cd.Name, err)
-	}
-	objs := []ctrl.Object{}
-	for i := range mcs.Items {
-		objs = append(objs, &mcs.Items[i])
-	}
-	base := names.ChildVMUserBase(cd.Namespace, cd.Name)
-	objs = append(objs,
-		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
-		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(base), Namespace: cd.Namespace}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserSecret(base), Namespace: cd.Namespace}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigMap(cd.Name), Namespace: cd.Namespace}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names.RegionalConfigMap(cd.Name), Namespace: cd.Namespace}},
-	)
-	for _, o := range objs {
-		if owned, err := r.ownedBy(ctx, o, cd); err != nil || !owned {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if _, err := a.Delete(ctx, o); err != nil {
-			return err
-		}
-	}
-	base0 := cd.DeepCopy()
-	controllerutil.RemoveFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
-	if err := r.Client.Patch(ctx, cd, ctrl.MergeFromWithOptions(base0, ctrl.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("remove finalizer of %s/%s: %w", cd.Namespace, cd.Name, err)
-	}
-	r.forget(types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name})
-	return nil
-}
-
-// ownedBy reports whether o (looked up by name) was made by this operator for cd: namespaced objects by controller
-// reference, cluster-scoped ones by owner labels. Objects that do not exist count as not owned.
-func (r *Reconciler) ownedBy(ctx context.Context, o ctrl.Object, cd *kcmv1.ClusterDeployment) (bool, error) {
-	if err := r.Client.Get(ctx, ctrl.ObjectKeyFromObject(o), o); err != nil {
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return false, fmt.Errorf("get %T %s: %w", o, ctrl.ObjectKeyFromObject(o), err)
-	}
-	if o.GetNamespace() == "" {
-		l := o.GetLabels()
-		return l[kofv1.OwnerKindLabel] == kcmv1.ClusterDeploymentKind && l[kofv1.OwnerNamespaceLabel] == cd.Namespace &&
-			l[kofv1.OwnerNameLabel] == cd.Name, nil
-	}
-	for _, ref := range o.GetOwnerReferences() {
-		if ref.UID == cd.UID || (ref.Kind == kcmv1.ClusterDeploymentKind && ref.Name == cd.Name && cd.UID == "") {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// regionPropagation keeps the two propagation MCSs of a KCM region cluster (label
-// `k0rdent.mirantis.com/kcm-region-cluster: "true"`) and removes them from any other regional. The child
-// configuration MCS copies the regional ConfigMap (data given literally: it holds no secret); the record rules MCS
-// copies `kof-record-vmrules-<c>` through a templateResourceRef.
-func (r *Reconciler) regionPropagation(ctx context.Context, cd *kcmv1.ClusterDeployment, data map[string]string) error {
-	a := r.applier()
-	childName := names.ChildConfigPropagation(cd.Namespace, cd.Name)
-	rulesName := names.VMRulesPropagation(cd.Namespace, cd.Name)
-	if cd.Labels[kofv1.KCMRegionClusterLabel] != kofv1.TrueValue {
-		for _, n := range []string{childName, rulesName} {
-			if _, err := a.Delete(ctx, &kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for _, m := range r.regionMCSs(cd, data) {
-		if _, err := a.Apply(ctx, m); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// vmRulesRef is the templateResourceRef identifier of the record rules ConfigMap.
-const vmRulesRef = "KOFVMRules"
-
-// regionMCSs returns the child configuration and record rules propagation MCSs of KCM region cluster cd.
-func (r *Reconciler) regionMCSs(cd *kcmv1.ClusterDeployment, data map[string]string) []*kcmv1.MultiClusterService {
-	labels := bundle.Labels()
-	for k, v := range bundle.OwnerLabels(kcmv1.ClusterDeploymentKind, cd.Namespace, cd.Name) {
-		labels[k] = v
-	}
-	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": map[string]any{"name": names.RegionalConfigMap(cd.Name)}, "data": data}
-	childValues := mustJSON(map[string]any{"propagation": map[string]any{"enabled": true, "data": []any{cm}}})
-	rulesValues := fmt.Sprintf(`{"propagation":{"enabled":true,"data":[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":%q},"data":{{ getField %q "data" | default (dict) | toJson }}}]}}`,
-		names.VMRulesConfigMap(cd.Name), vmRulesRef)
-	mk := func(name, values string) *kcmv1.MultiClusterService {
-		m := &kcmv1.MultiClusterService{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kcmv1.GroupVersion.String(), Kind: kcmv1.MultiClusterServiceKind},
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		}
-		m.Spec.ClusterSelector = metav1.LabelSelector{MatchLabels: map[string]string{kofv1.ClusterNameLabel: cd.Name}}
-		m.Spec.ServiceSpec.Services = []kcmv1.Service{{Name: name, Namespace: r.Config.ReleaseNamespace,
-			Template: r.Config.PropagationTemplate, Values: values}}
-		return m
-	}
-	child := mk(names.ChildConfigPropagation(cd.Namespace, cd.Name), childValues)
-	rules := mk(names.VMRulesPropagation(cd.Namespace, cd.Name), rulesValues)
-	rules.Spec.ServiceSpec.TemplateResourceRefs = vmRulesRefs(cd)
-	return []*kcmv1.MultiClusterService{child, rules}
-}
-
-// vmRulesRefs returns the templateResourceRef of cd's record rules ConfigMap.
-func vmRulesRefs(cd *kcmv1.ClusterDeployment) []addoncontrollerv1beta1.TemplateResourceRef {
-	return []addoncontrollerv1beta1.TemplateResourceRef{{
-		Resource: corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: names.VMRulesConfigMap(cd.Name),
-			Namespace: cd.Namespace},
-		Identifier: vmRulesRef,
-		Optional:   true,
-	}}
-}
-
-// mustJSON encodes v, which holds only strings, maps and slices and therefore always encodes, as one line without
-// HTML escaping.
-func mustJSON(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return "{}"
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// removeOtherRole deletes what cd caused under its other role, after its role label changed: a regional's ConfigMap
-// and KCM region MCSs, or a child's ConfigMap and VMUser bundle. Only objects this operator made for cd are deleted;
-// absent ones cost a cache read.
-func (r *Reconciler) removeOtherRole(ctx context.Context, cd *kcmv1.ClusterDeployment, role string) error {
-	var objs []ctrl.Object
-	if role == kofv1.RoleRegional {
-		base := names.ChildVMUserBase(cd.Namespace, cd.Name)
-		objs = []ctrl.Object{
-			&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
-			&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(base), Namespace: cd.Namespace}},
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserSecret(base), Namespace: cd.Namespace}},
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigMap(cd.Name), Namespace: cd.Namespace}},
-		}
-	} else {
-		objs = []ctrl.Object{
-			&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.ChildConfigPropagation(cd.Namespace, cd.Name)}},
-			&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMRulesPropagation(cd.Namespace, cd.Name)}},
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: names.RegionalConfigMap(cd.Name), Namespace: cd.Namespace}},
-		}
-	}
-	for _, o := range objs {
-		owned, err := r.ownedBy(ctx, o, cd)
-		if err != nil {
-			return err
-		}
-		if !owned {
-			continue
-		}
-		if _, err := r.applier().Delete(ctx, o); err != nil {
-			return err
-		}
-	}
-	return nil
+	return phase.Done(""), nil
 }

@@ -2,6 +2,7 @@ package clusterdeployment
 
 import (
 	"context"
+	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
@@ -18,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/names"
 )
 
 // Name is the controller's name (metrics, logs, events).
@@ -32,7 +34,8 @@ const Name = "kof-clusterdeployment"
 
 // SetupWithManager registers the controller: ClusterDeployments (on generation, label, annotation or deletion
 // changes), the ConfigMaps, Secrets and VMUsers they own, operator-made MultiClusterServices (traced back by owner
-// labels) and the creation of regional ConfigMaps (children waiting for them).
+// labels), and every change of a regional ClusterDeployment for the children bound to it (their ConfigMap copies
+// the regional's data) and the children not configured yet (they may bind to it now).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	cdChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, deletionChanged())
@@ -43,8 +46,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Secret{}).
 		Owns(&vmv1beta1.VMUser{}).
 		Watches(&kcmv1.MultiClusterService{}, handler.EnqueueRequestsFromMapFunc(ownerOfMCS)).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.childrenOfRegional),
-			builder.WithPredicates(regionalCreated())).
+		Watches(&kcmv1.ClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.childrenOfRegional),
+			builder.WithPredicates(cdChanged, regionalOnly())).
+		Watches(&kcmv1.ClusterTemplate{}, handler.EnqueueRequestsFromMapFunc(r.usersOfTemplate)).
 		Complete(r)
 }
 
@@ -63,14 +67,13 @@ func deletionChanged() predicate.Predicate {
 	}}
 }
 
-// regionalCreated passes the creation of regional ConfigMaps.
-func regionalCreated() predicate.Predicate {
+// regionalOnly passes objects labelled role regional (on either side of an update, so that losing the role counts).
+func regionalOnly() predicate.Predicate {
+	isRegional := func(o client.Object) bool { return o.GetLabels()[kofv1.ClusterRoleLabel] == kofv1.RoleRegional }
 	return predicate.Funcs{
-		CreateFunc: func(e event.CreateEvent) bool {
-			return e.Object.GetLabels()[kofv1.ClusterRoleLabel] == kofv1.RoleRegional
-		},
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		CreateFunc:  func(e event.CreateEvent) bool { return isRegional(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return isRegional(e.ObjectOld) || isRegional(e.ObjectNew) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return isRegional(e.Object) },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}
 }
@@ -84,21 +87,52 @@ func ownerOfMCS(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: l[kofv1.OwnerNamespaceLabel], Name: l[kofv1.OwnerNameLabel]}}}
 }
 
-// childrenOfRegional maps a new regional ConfigMap to every child ClusterDeployment that has no child ConfigMap
-// yet (from the cache), so children waiting for it do not wait for their requeue.
-func (r *Reconciler) childrenOfRegional(ctx context.Context, _ client.Object) []reconcile.Request {
+// childrenOfRegional maps a regional ClusterDeployment to the children whose ConfigMap names it (labels
+// `k0rdent.mirantis.com/kof-regional-cluster-name` and `-namespace`, from the cache) and every child that is not
+// configured yet.
+func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []reconcile.Request {
+	seen := map[types.NamespacedName]bool{}
+	var out []reconcile.Request
+	add := func(key types.NamespacedName) {
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, reconcile.Request{NamespacedName: key})
+		}
+	}
+	var cms corev1.ConfigMapList
+	if err := r.Client.List(ctx, &cms, client.MatchingLabels{kofv1.RegionalClusterNameLabel: o.GetName(),
+		kofv1.RegionalClusterNamespaceLabel: o.GetNamespace(), kofv1.ManagedByLabel: kofv1.ManagedBy}); err == nil {
+		for _, cm := range cms.Items {
+			if name, ok := strings.CutPrefix(cm.Name, names.ChildConfigMapPrefix); ok {
+				add(types.NamespacedName{Namespace: cm.Namespace, Name: name})
+			}
+		}
+	}
 	var list kcmv1.ClusterDeploymentList
 	if err := r.Client.List(ctx, &list, client.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleChild}); err != nil {
+		return out
+	}
+	for i := range list.Items {
+		key := types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}
+		if c, ok := r.Condition(key); !ok || c.Status != metav1.ConditionTrue {
+			add(key)
+		}
+	}
+	return out
+}
+
+// usersOfTemplate maps a ClusterTemplate to the KOF ClusterDeployments of its namespace that name it (their cloud
+// comes from its status).
+func (r *Reconciler) usersOfTemplate(ctx context.Context, o client.Object) []reconcile.Request {
+	var list kcmv1.ClusterDeploymentList
+	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.HasLabels{kofv1.ClusterRoleLabel}); err != nil {
 		return nil
 	}
-	out := make([]reconcile.Request, 0, len(list.Items))
+	var out []reconcile.Request
 	for i := range list.Items {
-		cd := &list.Items[i]
-		key := types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name}
-		if c, ok := r.Condition(key); ok && IsConfigured([]metav1.Condition{c}) {
-			continue
+		if list.Items[i].Spec.Template == o.GetName() {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
-		out = append(out, reconcile.Request{NamespacedName: key})
 	}
 	return out
 }

@@ -9,6 +9,7 @@ package promxyservergroup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,10 +19,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,6 +31,7 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/internal/apply"
+	"kof.dev/kof/operator/internal/phase"
 	"kof.dev/kof/operator/promxy"
 )
 
@@ -128,67 +130,96 @@ func (r *Reconciler) secretToSecrets(ctx context.Context, obj client.Object) []r
 	return out
 }
 
+// state is one reconcile of one promxy config Secret: its groups in namespace/name order, what each group's own
+// checks found, and the rendered config.
+type state struct {
+	key    types.NamespacedName
+	groups []kofv1.PromxyServerGroup
+	// own is the outcome of each group's own checks (spec, credentials); skip marks groups being deleted.
+	own    []phase.Outcome
+	skip   []bool
+	inputs []promxy.Group
+	config []byte
+}
+
 // Reconcile builds the promxy config Secret req (namespace = promxy namespace, name = secret-name label value) from
 // its PromxyServerGroups, applies it when it differs, reloads promxy when the config changed (and once more after
-// SettleDelay, asking to be requeued for it), and patches the status of each group once at the end. Transient API
-// errors are returned for backoff.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, err error) {
-	log := ctrl.LoggerFrom(ctx).WithValues("secret", req.NamespacedName)
+// SettleDelay, asking to be requeued for it), and patches the status of each group once at the end, in the one
+// shape (operator/internal/phase). Transient API errors and failed reloads are returned for backoff; no Running
+// promxy pod is a wait (requeue) with a False condition.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return phase.Reconcile[*state](ctx, r, req)
+}
+
+// Get lists the groups of the Secret req (none is a valid state: the Secret then holds no server group).
+func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bool, error) {
 	var list kofv1.PromxyServerGroupList
 	if err := r.Client.List(ctx, &list, client.MatchingLabels{kofv1.SecretNameLabel: req.Name}); err != nil {
-		return reconcile.Result{}, fmt.Errorf("list PromxyServerGroups of secret %s: %w", req.Name, err)
+		return nil, false, fmt.Errorf("list PromxyServerGroups of secret %s: %w", req.Name, err)
 	}
 	groups := slices.Clone(list.Items)
 	slices.SortFunc(groups, func(a, b kofv1.PromxyServerGroup) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
-	outcomes := make([]outcome, len(groups))
-	defer func() {
-		if perr := r.patchStatuses(ctx, groups, outcomes); perr != nil && err == nil {
-			err = perr
-		}
-	}()
-	if problems := validation.IsDNS1123Subdomain(req.Name); len(problems) > 0 {
-		markAll(outcomes, failure(kofv1.ReasonInvalidSpec, fmt.Sprintf("metadata.labels[%s]: %q is not a Secret name (%s); fix the label",
-			kofv1.SecretNameLabel, req.Name, strings.Join(problems, "; "))))
-		return reconcile.Result{}, nil
-	}
-
-	inputs, err := r.collect(ctx, groups, outcomes)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	config, err := promxy.Render(r.Options, inputs)
-	if err != nil {
-		// Options are validated at start-up and groups before rendering, so this is a configuration fault.
-		markAll(outcomes, failure(kofv1.ReasonInvalidSpec, err.Error()))
-		return reconcile.Result{}, nil
-	}
-	written, err := r.applySecret(ctx, req.NamespacedName, config)
-	if err != nil {
-		markAll(outcomes, failure(kofv1.ReasonApplyFailed, err.Error()))
-		return reconcile.Result{}, err
-	}
-	if written {
-		log.Info("promxy config Secret written", "serverGroups", len(inputs))
-	}
-	wait, err := r.reloadIfChanged(ctx, req.NamespacedName, config)
-	if err != nil {
-		markAll(outcomes, failure(kofv1.ReasonReloadFailed, err.Error()))
-		return reconcile.Result{}, err
-	}
-	markAll(outcomes, outcome{ok: true, reason: kofv1.ReasonSucceeded, message: "part of promxy config Secret " + req.Name})
-	return reconcile.Result{RequeueAfter: wait}, nil
+	return &state{key: req.NamespacedName, groups: groups, own: make([]phase.Outcome, len(groups)),
+		skip: make([]bool, len(groups))}, true, nil
 }
 
-// collect turns the groups into promxy inputs, recording in outcomes why a group is left out. Missing credential
+// Finalize has nothing to do: PromxyServerGroups carry no finalizer (a deleted group leaves the Secret on the
+// next reconcile).
+func (r *Reconciler) Finalize(context.Context, *state) (bool, error) { return false, nil }
+
+// Phases returns secret name → groups → render → apply → reload.
+func (r *Reconciler) Phases(*state) []phase.Phase[*state] {
+	return []phase.Phase[*state]{
+		{Name: "secret-name", Run: r.checkName},
+		{Name: "groups", FailReason: kofv1.ReasonApplyFailed, Run: r.collect},
+		{Name: "render", Run: r.render},
+		{Name: "apply", FailReason: kofv1.ReasonApplyFailed, Run: r.applySecret},
+		{Name: "reload", FailReason: kofv1.ReasonReloadFailed, Run: r.reload},
+	}
+}
+
+// checkName stops on a secret-name label that is no Secret name.
+func (r *Reconciler) checkName(_ context.Context, s *state) (phase.Outcome, error) {
+	if problems := validation.IsDNS1123Subdomain(s.key.Name); len(problems) > 0 {
+		return phase.Invalid(kofv1.ReasonInvalidSpec, fmt.Sprintf("metadata.labels[%s]: %q is not a Secret name (%s); fix the label",
+			kofv1.SecretNameLabel, s.key.Name, strings.Join(problems, "; "))), nil
+	}
+	return phase.Done(""), nil
+}
+
+// render renders the promxy configuration of the usable groups.
+func (r *Reconciler) render(_ context.Context, s *state) (phase.Outcome, error) {
+	config, err := promxy.Render(r.Options, s.inputs)
+	if err != nil {
+		// Options are validated at start-up and groups before rendering, so this is a configuration fault.
+		return phase.Invalid(kofv1.ReasonInvalidSpec, err.Error()), nil
+	}
+	s.config = config
+	return phase.Done("part of promxy config Secret " + s.key.Name), nil
+}
+
+// reload asks promxy to reload a changed config (reloadIfChanged).
+func (r *Reconciler) reload(ctx context.Context, s *state) (phase.Outcome, error) {
+	wait, err := r.reloadIfChanged(ctx, s.key, s.config)
+	var none *noPodsError
+	if errors.As(err, &none) {
+		return phase.Wait(kofv1.ReasonNoPromxyPods, err.Error(), NoPodsRetry), nil
+	}
+	if err != nil {
+		return phase.Outcome{}, err
+	}
+	return phase.Outcome{Requeue: wait}, nil
+}
+
+// collect turns the groups into promxy inputs, recording in s.own why a group is left out. Missing credential
 // Secrets or keys leave the group out (the Secret watch brings it back); other read errors are returned.
-func (r *Reconciler) collect(ctx context.Context, groups []kofv1.PromxyServerGroup, outcomes []outcome) ([]promxy.Group, error) {
-	var inputs []promxy.Group
-	for i := range groups {
-		g := &groups[i]
+func (r *Reconciler) collect(ctx context.Context, s *state) (phase.Outcome, error) {
+	for i := range s.groups {
+		g := &s.groups[i]
 		if !g.DeletionTimestamp.IsZero() {
-			outcomes[i] = outcome{skip: true}
+			s.skip[i] = true
 			continue
 		}
 		in := promxy.Group{
@@ -201,21 +232,21 @@ func (r *Reconciler) collect(ctx context.Context, groups []kofv1.PromxyServerGro
 			in.Scheme = kofv1.SchemeHTTPS
 		}
 		if problems := in.Validate(); len(problems) > 0 {
-			outcomes[i] = failure(kofv1.ReasonInvalidSpec, joinErrors(problems))
+			s.own[i] = phase.Invalid(kofv1.ReasonInvalidSpec, joinErrors(problems))
 			continue
 		}
 		auth, reason, err := r.basicAuth(ctx, g)
 		if err != nil {
 			if reason == "" {
-				return nil, err
+				return phase.Outcome{}, err
 			}
-			outcomes[i] = failure(reason, err.Error())
+			s.own[i] = phase.Invalid(reason, err.Error())
 			continue
 		}
 		in.BasicAuth = auth
-		inputs = append(inputs, in)
+		s.inputs = append(s.inputs, in)
 	}
-	return inputs, nil
+	return phase.Done(""), nil
 }
 
 // basicAuth reads the credentials a group references. It returns nil when the group has none; a reason with the
@@ -241,25 +272,26 @@ func (r *Reconciler) basicAuth(ctx context.Context, g *kofv1.PromxyServerGroup) 
 	return &promxy.BasicAuth{Username: string(user), Password: string(pass)}, "", nil
 }
 
-// applySecret applies the config Secret's `config.yaml` when it differs from config and reports whether it wrote.
-func (r *Reconciler) applySecret(ctx context.Context, key types.NamespacedName, config []byte) (bool, error) {
-	var current corev1.Secret
-	err := r.getSecret(ctx, key, &current, true)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return false, fmt.Errorf("get promxy config Secret %s: %w", key, err)
+// applySecret applies the config Secret's type and `config.yaml` when they differ from what this field manager
+// owns (apply.Applier, reading the Secret from the API server: the chart makes it without the operator's label).
+// Only that key is applied: the kof-mothership chart may create the Secret with its own labels, and this field
+// manager must not fight Helm over them.
+func (r *Reconciler) applySecret(ctx context.Context, s *state) (phase.Outcome, error) {
+	reader := client.Reader(r.Client)
+	if r.APIReader != nil {
+		reader = r.APIReader
 	}
-	if err == nil && string(current.Data[promxy.ConfigKey]) == string(config) {
-		return false, nil
+	secret := &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.key.Namespace, Name: s.key.Name},
+		Type:       corev1.SecretTypeOpaque, Data: map[string][]byte{promxy.ConfigKey: s.config}}
+	written, err := apply.Applier{Reader: reader, Writer: r.Client}.Apply(ctx, secret)
+	if err != nil {
+		return phase.Outcome{}, err
 	}
-	// Only the config key is applied: the kof-mothership chart may create the Secret with its own labels, and this
-	// field manager must not fight Helm over them.
-	ac := corev1ac.Secret(key.Name, key.Namespace).
-		WithType(corev1.SecretTypeOpaque).
-		WithData(map[string][]byte{promxy.ConfigKey: config})
-	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
-		return false, fmt.Errorf("apply promxy config Secret %s: %w", key, err)
+	if written {
+		ctrl.LoggerFrom(ctx).Info("promxy config Secret written", "secret", s.key, "serverGroups", len(s.inputs))
 	}
-	return true, nil
+	return phase.Done(""), nil
 }
 
 // getSecret reads a Secret through the cache, or straight from the API server when direct is set or the cache does

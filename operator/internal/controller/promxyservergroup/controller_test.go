@@ -337,3 +337,52 @@ func TestInvalidSecretNameLabel(t *testing.T) {
 		t.Errorf("reloads = %d, want 0", n)
 	}
 }
+
+// TestNoPromxyPodsIsReported is correctness class 6: with no reloadable promxy pod (none match, or only a Pending
+// one) the reconcile is no success: the groups get a False condition naming the selector, and the reload is
+// retried until a pod runs.
+func TestNoPromxyPodsIsReported(t *testing.T) {
+	f := newFixture(t, "nopods")
+	g := f.group(t, f.ns1, "promxy-server-group-a", "r1", kofv1.BasicAuth{})
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: f.promxyNS, Name: f.secret}}
+	for _, sel := range []string{"app=absent", "app=pending-only"} {
+		if sel == "app=pending-only" {
+			pending := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: f.promxyNS, Name: "promxy-pending", Labels: map[string]string{"app": "pending-only"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "promxy", Image: "promxy"}}},
+			}
+			create(t, f.ctx, pending)
+		}
+		s, err := labels.Parse(sel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.r.PodSelector = s
+		res, err := f.r.Reconcile(f.ctx, req)
+		if err != nil || res.RequeueAfter != NoPodsRetry {
+			t.Fatalf("%s: result %+v, err %v; want a retry after %s", sel, res, err, NoPodsRetry)
+		}
+		c := meta.FindStatusCondition(getGroup(t, f.ctx, g).Status.Conditions, kofv1.ConditionPromxyConfigured)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != kofv1.ReasonNoPromxyPods || !strings.Contains(c.Message, sel) {
+			t.Errorf("%s: condition %+v, want False NoPromxyPods naming the selector", sel, c)
+		}
+	}
+	if !strings.Contains(meta.FindStatusCondition(getGroup(t, f.ctx, g).Status.Conditions, kofv1.ConditionReady).Message,
+		"promxy-pending Pending") {
+		t.Error("the message does not name the Pending pod")
+	}
+	if got := f.server.reloads.Load(); got != 0 {
+		t.Fatalf("reloads = %d, want 0", got)
+	}
+	// The Running promxy pod is selected again: the unchanged config is reloaded now.
+	f.r.PodSelector = labels.SelectorFromSet(labels.Set{"app": "promxy"})
+	if _, err := f.r.Reconcile(f.ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.server.reloads.Load(); got != 1 {
+		t.Errorf("reloads after a pod runs = %d, want 1", got)
+	}
+	if c := meta.FindStatusCondition(getGroup(t, f.ctx, g).Status.Conditions, kofv1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready after a pod runs = %+v, want True", c)
+	}
+}

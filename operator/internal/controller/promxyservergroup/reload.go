@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,7 +59,7 @@ func (r *Reconciler) reloadIfChanged(ctx context.Context, key types.NamespacedNa
 			return wait, nil
 		}
 	}
-	if err := r.reload(ctx); err != nil {
+	if err := r.reloadPods(ctx); err != nil {
 		return 0, err
 	}
 	next := reloadState{digest: digest, at: now(), settled: delay < 0 || (known && st.digest == digest)}
@@ -74,8 +75,19 @@ func (r *Reconciler) reloadIfChanged(ctx context.Context, key types.NamespacedNa
 	return delay, nil
 }
 
-// reload POSTs ReloadPath to every Running promxy pod with an IP and returns the joined errors of those that failed.
-func (r *Reconciler) reload(ctx context.Context) error {
+// NoPodsRetry is how long a config no promxy pod could load waits before the next attempt.
+const NoPodsRetry = 30 * time.Second
+
+// noPodsError says that no promxy pod could be asked to reload: none matches the selector, or none is Running with
+// an IP.
+type noPodsError struct{ msg string }
+
+func (e *noPodsError) Error() string { return e.msg }
+
+// reloadPods POSTs ReloadPath to every Running promxy pod with an IP and returns the joined errors of those that
+// failed, or a *noPodsError naming the selector and the pods it found when there is no such pod (correctness class
+// 6: a config no pod loaded is no success).
+func (r *Reconciler) reloadPods(ctx context.Context) error {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(r.Namespace), client.MatchingLabelsSelector{Selector: r.PodSelector}); err != nil {
 		return fmt.Errorf("list promxy pods: %w", err)
@@ -85,16 +97,43 @@ func (r *Reconciler) reload(ctx context.Context) error {
 		httpClient = http.DefaultClient
 	}
 	var errs []error
+	var skipped []string
+	reloadable := 0
 	for _, pod := range pods.Items {
 		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() {
+			skipped = append(skipped, fmt.Sprintf("%s %s", pod.Name, podState(&pod)))
 			continue
 		}
+		reloadable++
 		url := "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(reloadPort(r.ReloadPort, &pod))) + ReloadPath
 		if err := post(ctx, httpClient, url); err != nil {
 			errs = append(errs, fmt.Errorf("reload promxy pod %s: %w", pod.Name, err))
 		}
 	}
+	if reloadable == 0 {
+		found := "none"
+		if len(skipped) > 0 {
+			found = strings.Join(skipped, ", ")
+		}
+		return &noPodsError{msg: fmt.Sprintf("no Running promxy pod to reload: selector %s in namespace %s matches %s; "+
+			"the config is reloaded once a promxy pod runs (KOF_PROMXY_POD_SELECTOR must select the promxy pods)",
+			r.PodSelector, r.Namespace, found)}
+	}
 	return errors.Join(errs...)
+}
+
+// podState describes why pod cannot be reloaded: its phase, being deleted, or having no IP yet.
+func podState(pod *corev1.Pod) string {
+	switch {
+	case !pod.DeletionTimestamp.IsZero():
+		return "Terminating"
+	case pod.Status.Phase == "":
+		return string(corev1.PodPending)
+	case pod.Status.Phase != corev1.PodRunning:
+		return string(pod.Status.Phase)
+	default:
+		return "without an IP"
+	}
 }
 
 // post sends an empty POST to url and fails on transport errors and non-2xx answers.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,89 +12,60 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/internal/phase"
 )
 
-// Event actions (events.k8s.io `action`).
-const (
-	actionConfigure = "ConfigurePromxy"
-)
-
-// outcome is what one reconcile found for one PromxyServerGroup.
-type outcome struct {
-	// set is true once an outcome was decided; ok tells success from failure.
-	set, ok bool
-	// skip leaves the status alone (the group is being deleted).
-	skip            bool
-	reason, message string
-}
-
-// failure returns a failed outcome.
-func failure(reason, message string) outcome {
-	return outcome{set: true, reason: reason, message: message}
-}
-
-// markAll sets o on every group that has no outcome yet.
-func markAll(outcomes []outcome, o outcome) {
-	o.set = true
-	for i := range outcomes {
-		if !outcomes[i].set && !outcomes[i].skip {
-			outcomes[i] = o
-		}
+// Configured returns the PromxyConfigured condition of a group of generation: its own checks' failure when it has
+// one (own), else the summary of the Secret's phase outcomes (phase.Summary, reason Succeeded). Ready is the same
+// condition under type Ready (the group has no other duty).
+func Configured(generation int64, own phase.Outcome, outcomes []phase.Outcome) metav1.Condition {
+	all := outcomes
+	if own.Failed {
+		all = []phase.Outcome{own}
 	}
+	return phase.Summary(kofv1.ConditionPromxyConfigured, all, kofv1.ReasonSucceeded, "part of the promxy config",
+		generation)
 }
 
-// conditions returns the status the outcome gives a group of the given generation.
-func conditions(old kofv1.PromxyServerGroupStatus, generation int64, o outcome) kofv1.PromxyServerGroupStatus {
+// statusFor returns the status c gives a group whose status is old.
+func statusFor(old kofv1.PromxyServerGroupStatus, c metav1.Condition) kofv1.PromxyServerGroupStatus {
 	st := *old.DeepCopy()
-	st.ObservedGeneration = generation
-	status := metav1.ConditionFalse
-	if o.ok {
-		status = metav1.ConditionTrue
-	}
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: kofv1.ConditionPromxyConfigured, Status: status, Reason: o.reason, Message: o.message, ObservedGeneration: generation,
-	})
-	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-		Type: kofv1.ConditionReady, Status: status, Reason: o.reason, Message: o.message, ObservedGeneration: generation,
-	})
+	st.ObservedGeneration = c.ObservedGeneration
+	meta.SetStatusCondition(&st.Conditions, c)
+	ready := c
+	ready.Type = kofv1.ConditionReady
+	meta.SetStatusCondition(&st.Conditions, ready)
 	return st
 }
 
-// patchStatuses patches each group's status when it changed, and emits an event when Ready changes or a failure is
-// new. A group deleted meanwhile is ignored.
-func (r *Reconciler) patchStatuses(ctx context.Context, groups []kofv1.PromxyServerGroup, outcomes []outcome) error {
+// Publish patches each group's status when it changed, and emits an Event when Ready changes. A group deleted
+// meanwhile, or being deleted, is left alone.
+func (r *Reconciler) Publish(ctx context.Context, s *state, outcomes []phase.Outcome) error {
 	var errs []error
-	for i := range groups {
-		g := &groups[i]
-		o := outcomes[i]
-		if o.skip || !o.set {
+	for i := range s.groups {
+		g := &s.groups[i]
+		if s.skip[i] {
 			continue
 		}
-		next := conditions(g.Status, g.Generation, o)
+		c := Configured(g.Generation, s.own[i], outcomes)
+		next := statusFor(g.Status, c)
 		if equality.Semantic.DeepEqual(next, g.Status) {
 			continue
 		}
 		before := meta.FindStatusCondition(g.Status.Conditions, kofv1.ConditionReady)
+		changed := phase.Changed(before, metav1.Condition{Type: kofv1.ConditionReady, Status: c.Status, Reason: c.Reason,
+			Message: c.Message})
 		base := g.DeepCopy()
 		g.Status = next
-		if err := r.Client.Status().Patch(ctx, g, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("patch status of PromxyServerGroup %s/%s: %w", g.Namespace, g.Name, err))
+		if err := r.Client.Status().Patch(ctx, g, client.MergeFrom(base)); err != nil {
+			if !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("patch status of PromxyServerGroup %s/%s: %w", g.Namespace, g.Name, err))
+			}
 			continue
 		}
-		r.event(g, before, o)
+		if changed {
+			r.Recorder.Eventf(g, nil, phase.EventType(c), c.Reason, kofv1.ActionConfigurePromxy, "%s", c.Message)
+		}
 	}
 	return errors.Join(errs...)
-}
-
-// event records a Normal event when the group becomes Ready and a Warning when a failure reason is new.
-func (r *Reconciler) event(g *kofv1.PromxyServerGroup, before *metav1.Condition, o outcome) {
-	changed := before == nil || before.Reason != o.reason || (before.Status == metav1.ConditionTrue) != o.ok
-	if !changed {
-		return
-	}
-	if o.ok {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, o.reason, actionConfigure, "%s", o.message)
-		return
-	}
-	r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, o.reason, actionConfigure, "%s", o.message)
 }

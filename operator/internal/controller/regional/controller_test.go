@@ -3,6 +3,7 @@ package regional
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
@@ -16,7 +17,6 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/discovery"
-	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/names"
 )
 
@@ -56,8 +56,8 @@ func TestRegionless(t *testing.T) {
 		if s.TargetStorageNode.Address != w.addr || s.ClusterRef.Kind != w.ck || s.ClusterRef.Name != w.cn || s.ClusterRef.Namespace != "kof" {
 			t.Errorf("%s connection = %+v, want %+v", kind, s, w)
 		}
-		if s.TargetStorageNode.TLSConfig == nil || s.TargetStorageNode.TLSConfig.Enabled {
-			t.Errorf("%s connection TLS = %+v, want disabled for http", kind, s.TargetStorageNode.TLSConfig)
+		if s.TargetStorageNode.TLSConfig != nil {
+			t.Errorf("%s connection TLS = %+v, want none for http", kind, s.TargetStorageNode.TLSConfig)
 		}
 		if c.Labels[kofv1.StorageClusterKindLabel] != w.ck || c.Labels[kofv1.StorageClusterNameLabel] != w.cn {
 			t.Errorf("%s connection labels = %v", kind, c.Labels)
@@ -96,7 +96,7 @@ func TestRegionless(t *testing.T) {
 func regionalCM(t *testing.T, ns, cluster string, lbls, ann map[string]string) *corev1.ConfigMap {
 	t.Helper()
 	c := discovery.Cluster{Name: cluster, Namespace: ns, Role: "regional", Labels: lbls, Annotations: ann}
-	data, err := discovery.RegionalData(c)
+	data, _, err := discovery.RegionalData(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +135,8 @@ func TestAdminBundleLifecycle(t *testing.T) {
 	if psg.Spec.Scheme != "https" || psg.Spec.Targets[0] != "vmauth.r1.example.com" || psg.Spec.PathPrefix != "/vm/select/0/prometheus" {
 		t.Errorf("PromxyServerGroup spec = %+v", psg.Spec)
 	}
-	rules := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: names.VMRulesConfigMap("r1")}}
-	eventually(t, func() error { return get(rules) })
-
 	// A resync writes nothing.
-	objs := []client.Object{user, sec, mcs, psg, rules, connOf(names.StorageLogs, "ns1", "r1"), cm}
+	objs := []client.Object{user, sec, mcs, psg, connOf(names.StorageLogs, "ns1", "r1"), cm}
 	before := versions(t, objs)
 	if _, err := rec.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns1", Name: "kof-r1"}}); err != nil {
 		t.Fatal(err)
@@ -185,46 +182,82 @@ func TestIstioRegional(t *testing.T) {
 	}
 }
 
-func TestChildrenRefresh(t *testing.T) {
+// TestDroppedFieldsGo is correctness class 5: a regional annotated with
+// `{"tls_config":{"insecure_skip_verify":true}}` gets it on its PromxyServerGroup and three VMStorageConnections;
+// once the setting is gone from the ConfigMap, so is the field from all four (server-side apply removes what the
+// operator no longer sets). Variant: a dial_timeout that is dropped the same way.
+func TestDroppedFieldsGo(t *testing.T) {
 	ctx := context.Background()
-	cm := regionalCM(t, "ns2", "r-refresh", nil, map[string]string{kofv1.RegionalDomainAnnotation: "old.example.com"})
-	child := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: names.ChildConfigMap("c-refresh"), Labels: map[string]string{
-			kofv1.RegionalClusterNameLabel: "r-refresh", kofv1.RegionalClusterNamespaceLabel: "ns2",
-			kofv1.ManagedByLabel: kofv1.ManagedBy, kofv1.GeneratedLabel: "true"}},
-		Data: map[string]string{"stale": "yes"},
-	}
-	child.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
-	// Written as the ClusterDeployment controller writes it: server-side apply with the operator's field manager.
-	if _, err := (apply.Applier{Reader: env.Client, Writer: env.Client}).Apply(ctx, child); err != nil {
-		t.Fatal(err)
-	}
+	ann := map[string]string{kofv1.RegionalDomainAnnotation: "tls.example.com",
+		kofv1.HTTPConfigAnnotation: `{"dial_timeout":"7s","tls_config":{"insecure_skip_verify":true}}`}
+	cm := regionalCM(t, "ns1", "r-tls", nil, ann)
 	if err := env.Client.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
+	psg := psgOf("ns1", "r-tls")
+	conns := []*kofv1.VMStorageConnection{connOf(names.StorageTraces, "ns1", "r-tls"),
+		connOf(names.StorageLogs, "ns1", "r-tls"), connOf(names.StorageAuditLogs, "ns1", "r-tls")}
+	state := func() (bool, string, []bool, error) {
+		if err := get(psg); err != nil {
+			return false, "", nil, err
+		}
+		var skips []bool
+		for _, c := range conns {
+			if err := get(c); err != nil {
+				return false, "", nil, err
+			}
+			skips = append(skips, c.Spec.TargetStorageNode.TLSConfig != nil && c.Spec.TargetStorageNode.TLSConfig.InsecureSkipVerify)
+		}
+		return psg.Spec.HTTPClient.TLSConfig.InsecureSkipVerify, psg.Spec.HTTPClient.DialTimeout, skips, nil
+	}
 	eventually(t, func() error {
-		if err := get(child); err != nil {
+		skip, timeout, conn, err := state()
+		if err != nil {
 			return err
 		}
-		if child.Data[discovery.KeyReadLogs] != "https://vmauth.old.example.com/vls" {
-			return fmt.Errorf("child data not refreshed: %v", child.Data)
+		if !skip || timeout != "7s" || fmt.Sprint(conn) != "[true true true]" {
+			return fmt.Errorf("with the setting: PSG skip %v timeout %q, connections %v", skip, timeout, conn)
 		}
 		return nil
 	})
-	updated := regionalCM(t, "ns2", "r-refresh", nil, map[string]string{kofv1.RegionalDomainAnnotation: "new.example.com"})
 	if err := get(cm); err != nil {
 		t.Fatal(err)
 	}
-	cm.Data = updated.Data
+	cm.Data[discovery.KeyHTTPConfig] = ""
 	if err := env.Client.Update(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, func() error {
-		if err := get(child); err != nil {
+		skip, timeout, conn, err := state()
+		if err != nil {
 			return err
 		}
-		if diff := cmp.Diff(cm.Data, child.Data); diff != "" {
-			return fmt.Errorf("child data (-regional +child):\n%s", diff)
+		if skip || timeout != "" || fmt.Sprint(conn) != "[false false false]" {
+			return fmt.Errorf("after removal: PSG insecure_skip_verify %v dial_timeout %q, connections %v; want all gone\n%s",
+				skip, timeout, conn, managed(psg)+fmt.Sprint(rec.mem().Condition(client.ObjectKeyFromObject(cm))))
+		}
+		return nil
+	})
+}
+
+// TestMalformedHTTPConfigKeepsPromxy: a kof_http_config the regional ConfigMap cannot parse is reported on the
+// ConfigMap and the PromxyServerGroup is made with the default HTTP client settings (correctness class 10).
+func TestMalformedHTTPConfigKeepsPromxy(t *testing.T) {
+	ctx := context.Background()
+	cm := regionalCM(t, "ns2", "r-badhttp", nil, map[string]string{kofv1.RegionalDomainAnnotation: "bad.example.com"})
+	cm.Data[discovery.KeyHTTPConfig] = `{"dial_timeout": 5}`
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	psg := psgOf("ns2", "r-badhttp")
+	eventually(t, func() error { return get(psg) })
+	if psg.Spec.HTTPClient.DialTimeout != "" || psg.Spec.Targets[0] != "vmauth.bad.example.com" {
+		t.Errorf("PromxyServerGroup spec = %+v, want the endpoint with default client settings", psg.Spec)
+	}
+	eventually(t, func() error {
+		c, ok := rec.mem().Condition(client.ObjectKeyFromObject(cm))
+		if !ok || c.Reason != kofv1.ReasonInvalidRegionalConfig || !strings.Contains(c.Message, "data.kof_http_config") {
+			return fmt.Errorf("condition = %+v, want InvalidRegionalConfig naming data.kof_http_config", c)
 		}
 		return nil
 	})
@@ -246,4 +279,12 @@ func TestLegacyAdminBundleRemoved(t *testing.T) {
 		return get(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: names.VMUserSecret(names.AdminVMUserBase("ns2", "r-legacy"))}})
 	})
 	eventually(t, func() error { return gone(old) })
+}
+
+func managed(o client.Object) string {
+	var b strings.Builder
+	for _, m := range o.GetManagedFields() {
+		fmt.Fprintf(&b, "%s %s %s\n", m.Manager, m.Operation, m.FieldsV1.Raw)
+	}
+	return b.String()
 }

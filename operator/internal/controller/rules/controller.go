@@ -4,9 +4,11 @@
 // Inputs (docs/contract.md, "Rule merging"): the PrometheusRules in the release namespace (kof-mothership renders KOF's
 // default rules there), ConfigMaps labelled `k0rdent.mirantis.com/kof-alert-rules-cluster-name` or
 // `k0rdent.mirantis.com/kof-record-rules-cluster-name`, and the regional ConfigMaps (which clusters get vmrules).
-// The merge itself is the pure package kof.dev/kof/operator/rules. Outputs are written by server-side apply only
-// when their data differs; a faulty input is reported by a Warning event on that ConfigMap and the outputs it feeds
-// keep their previous content.
+// The merge itself is the pure package kof.dev/kof/operator/rules, its inputs and the vmrules ConfigMaps are those
+// of operator/outputs. Outputs are written by server-side apply only when they differ; a faulty input is reported
+// by a Warning event on that ConfigMap (the RulesMerged condition of that input) and the outputs it feeds keep
+// their previous content. This controller is the only writer of the vmrules ConfigMaps, each controlled by its
+// regional ConfigMap.
 package rules
 
 import (
@@ -20,8 +22,8 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,8 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/internal/apply"
+	"kof.dev/kof/operator/internal/phase"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
 	merge "kof.dev/kof/operator/rules"
@@ -40,10 +44,7 @@ import (
 const ControllerName = "rules"
 
 // VMRulesValuesKey is the data key of a vmrules ConfigMap that the regional MCS reads through valuesFrom.
-const VMRulesValuesKey = "values"
-
-// actionMerge is the events.k8s.io action of this controller's events.
-const actionMerge = "MergeRules"
+const VMRulesValuesKey = outputs.VMRulesKey
 
 // Reconciler keeps the promxy rules ConfigMap and the vmrules ConfigMaps in line with the rule inputs. Client,
 // Recorder, Namespace and RulesConfigMap are required.
@@ -96,172 +97,176 @@ func (r *Reconciler) relevant(o client.Object) bool {
 	l := o.GetLabels()
 	_, alert := l[kofv1.AlertRulesClusterLabel]
 	_, record := l[kofv1.RecordRulesClusterLabel]
+	_, vmrules := l[kofv1.VMRulesClusterLabel]
 	regional := l[kofv1.ClusterRoleLabel] == kofv1.RoleRegional && l[kofv1.GeneratedLabel] == kofv1.TrueValue
-	output := (o.GetNamespace() == r.Namespace && o.GetName() == r.RulesConfigMap) ||
-		(l[kofv1.ManagedByLabel] == kofv1.ManagedBy && strings.HasPrefix(o.GetName(), names.VMRulesConfigMapPrefix))
-	return alert || record || regional || output
+	output := o.GetNamespace() == r.Namespace && o.GetName() == r.RulesConfigMap
+	return alert || record || regional || vmrules || output
 }
 
-// regionalCluster is a cluster that gets a vmrules ConfigMap.
-type regionalCluster struct{ namespace, name string }
-
-// Reconcile merges all rule inputs and writes the outputs that differ. API errors are returned for backoff;
-// faulty inputs are reported by events and do not fail the reconcile.
-func (r *Reconciler) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-	in, clusters, err := r.inputs(ctx)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	prev, err := r.previous(ctx, clusters)
-	if err != nil {
-		return reconcile.Result{}, err
-	}
-	out, problems := merge.Merge(in, prev)
-	r.report(ctx, problems)
-	if err := r.applyConfigMap(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RulesConfigMap}, out.PromxyFiles, nil); err != nil {
-		return reconcile.Result{}, err
-	}
-	// Every object the operator writes carries both of its labels (docs/contract.md, "Objects the operator
-	// writes"), whichever controller creates it first: the regional controller's empty one has them too.
-	managed := outputs.Labels()
-	for _, c := range clusters {
-		values, ok := out.VMRules[c.name]
-		if !ok {
-			continue // faulty input and nothing to keep: leave the ConfigMap as it is
-		}
-		key := types.NamespacedName{Namespace: c.namespace, Name: names.VMRulesConfigMap(c.name)}
-		if err := r.applyConfigMap(ctx, key, map[string]string{VMRulesValuesKey: values}, managed); err != nil {
-			return reconcile.Result{}, err
-		}
-	}
-	return reconcile.Result{}, r.prune(ctx, clusters)
+// state is one merge: its inputs, the regional ConfigMaps that get vmrules, the previous and the merged outputs.
+type state struct {
+	in        merge.Input
+	regionals []*corev1.ConfigMap
+	prev, out merge.Output
+	problems  []merge.Problem
 }
 
-// inputs reads the PrometheusRules, the rule ConfigMaps and the regional clusters.
-func (r *Reconciler) inputs(ctx context.Context) (merge.Input, []regionalCluster, error) {
+// Reconcile implements reconcile.Reconciler in the one shape (operator/internal/phase).
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return phase.Reconcile[*state](ctx, r, req)
+}
+
+// Get starts a merge: the one key always exists.
+func (r *Reconciler) Get(context.Context, reconcile.Request) (*state, bool, error) {
+	return &state{}, true, nil
+}
+
+// Finalize has nothing to do: the outputs are owned by the regional ConfigMaps.
+func (r *Reconciler) Finalize(context.Context, *state) (bool, error) { return false, nil }
+
+// Phases returns inputs → previous outputs → merge → promxy rules → vmrules → prune.
+func (r *Reconciler) Phases(*state) []phase.Phase[*state] {
+	apply := kofv1.ReasonApplyFailed
+	return []phase.Phase[*state]{
+		{Name: "inputs", FailReason: apply, Run: r.inputs},
+		{Name: "previous", FailReason: apply, Run: r.previous},
+		{Name: "merge", Run: r.merge},
+		{Name: "promxy-rules", FailReason: apply, Run: r.applyPromxyRules},
+		{Name: "vmrules", FailReason: apply, Run: r.applyVMRules},
+		{Name: "prune", FailReason: apply, Run: r.prune},
+	}
+}
+
+// Publish reports the merge problems (RulesMerged False on the faulty input ConfigMaps) as Events.
+func (r *Reconciler) Publish(ctx context.Context, s *state, _ []phase.Outcome) error {
+	r.report(ctx, s.problems)
+	return nil
+}
+
+// inputs reads the PrometheusRules, the rule ConfigMaps (outputs.RulesInput) and the regional ConfigMaps.
+func (r *Reconciler) inputs(ctx context.Context, s *state) (phase.Outcome, error) {
 	var prs monitoringv1.PrometheusRuleList
 	if err := r.Client.List(ctx, &prs, client.InNamespace(r.Namespace)); err != nil {
-		return merge.Input{}, nil, fmt.Errorf("list PrometheusRules in %s: %w", r.Namespace, err)
+		return phase.Outcome{}, fmt.Errorf("list PrometheusRules in %s: %w", r.Namespace, err)
 	}
-	in := merge.Input{Groups: merge.FromPrometheusRules(prs.Items)}
-	for _, src := range []struct {
-		label string
-		kind  merge.Kind
-	}{{kofv1.AlertRulesClusterLabel, merge.Alert}, {kofv1.RecordRulesClusterLabel, merge.Record}} {
+	var sources []corev1.ConfigMap
+	for _, label := range []string{kofv1.AlertRulesClusterLabel, kofv1.RecordRulesClusterLabel} {
 		var cms corev1.ConfigMapList
-		if err := r.Client.List(ctx, &cms, client.HasLabels{src.label}); err != nil {
-			return merge.Input{}, nil, fmt.Errorf("list ConfigMaps labelled %s: %w", src.label, err)
+		if err := r.Client.List(ctx, &cms, client.HasLabels{label}); err != nil {
+			return phase.Outcome{}, fmt.Errorf("list ConfigMaps labelled %s: %w", label, err)
 		}
-		for _, cm := range cms.Items {
-			in.Sources = append(in.Sources, merge.Source{Namespace: cm.Namespace, Name: cm.Name, Kind: src.kind,
-				Cluster: cm.Labels[src.label], Data: cm.Data})
-		}
+		sources = append(sources, cms.Items...)
 	}
-	clusters, err := r.regionals(ctx)
-	if err != nil {
-		return merge.Input{}, nil, err
-	}
-	for _, c := range clusters {
-		in.Clusters = append(in.Clusters, c.name)
-	}
-	return in, clusters, nil
-}
-
-// regionals lists the regional clusters from their generated ConfigMaps, skipping the regionless one (its
-// storage needs no vmrules ConfigMap), sorted by namespace/name.
-func (r *Reconciler) regionals(ctx context.Context) ([]regionalCluster, error) {
+	s.in = outputs.RulesInput(config.Config{ReleaseNamespace: r.Namespace}, prs.Items, sources)
 	var cms corev1.ConfigMapList
 	if err := r.Client.List(ctx, &cms, client.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleRegional, kofv1.GeneratedLabel: kofv1.TrueValue}); err != nil {
-		return nil, fmt.Errorf("list regional ConfigMaps: %w", err)
+		return phase.Outcome{}, fmt.Errorf("list regional ConfigMaps: %w", err)
 	}
-	var out []regionalCluster
-	for _, cm := range cms.Items {
-		if cm.Labels[kofv1.RegionlessLabel] == kofv1.TrueValue || cm.Data[discovery.KeyRegionalClusterName] == "" {
-			continue
+	seen := map[string]bool{}
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		name := cm.Data[discovery.KeyRegionalClusterName]
+		if cm.Labels[kofv1.RegionlessLabel] == kofv1.TrueValue || name == "" || !cm.DeletionTimestamp.IsZero() ||
+			seen[cm.Namespace+"/"+name] {
+			continue // the regionless storage needs no vmrules ConfigMap
 		}
-		ns := cm.Data[discovery.KeyRegionalClusterNamespace]
-		if ns == "" {
-			ns = cm.Namespace
-		}
-		out = append(out, regionalCluster{namespace: ns, name: cm.Data[discovery.KeyRegionalClusterName]})
+		seen[cm.Namespace+"/"+name] = true
+		cm.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ConfigMap"))
+		s.regionals = append(s.regionals, cm)
+		s.in.Clusters = append(s.in.Clusters, name)
 	}
-	slices.SortFunc(out, func(a, b regionalCluster) int { return strings.Compare(a.namespace+"/"+a.name, b.namespace+"/"+b.name) })
-	return slices.Compact(out), nil
+	slices.SortFunc(s.regionals, func(a, b *corev1.ConfigMap) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
+	return phase.Done(""), nil
 }
 
 // previous reads the current outputs, which Merge keeps for outputs fed by a faulty input.
-func (r *Reconciler) previous(ctx context.Context, clusters []regionalCluster) (merge.Output, error) {
-	prev := merge.Output{PromxyFiles: map[string]string{}, VMRules: map[string]string{}}
+func (r *Reconciler) previous(ctx context.Context, s *state) (phase.Outcome, error) {
+	s.prev = merge.Output{PromxyFiles: map[string]string{}, VMRules: map[string]string{}}
 	var cm corev1.ConfigMap
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.RulesConfigMap}, &cm)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return prev, fmt.Errorf("get promxy rules ConfigMap: %w", err)
+		return phase.Outcome{}, fmt.Errorf("get promxy rules ConfigMap: %w", err)
 	}
-	maps.Copy(prev.PromxyFiles, cm.Data)
-	for _, c := range clusters {
+	maps.Copy(s.prev.PromxyFiles, cm.Data)
+	for _, reg := range s.regionals {
+		name := reg.Data[discovery.KeyRegionalClusterName]
 		var v corev1.ConfigMap
-		err := r.Client.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: names.VMRulesConfigMap(c.name)}, &v)
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: reg.Namespace, Name: names.VMRulesConfigMap(name)}, &v)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return prev, fmt.Errorf("get vmrules ConfigMap of %s/%s: %w", c.namespace, c.name, err)
+			return phase.Outcome{}, fmt.Errorf("get vmrules ConfigMap of %s/%s: %w", reg.Namespace, name, err)
 		}
 		if values, ok := v.Data[VMRulesValuesKey]; ok {
-			prev.VMRules[c.name] = values
+			s.prev.VMRules[name] = values
 		}
 	}
-	return prev, nil
+	return phase.Done(""), nil
 }
 
-// applyConfigMap applies data (and labels, when given) to the ConfigMap key when its data differs; it writes
-// nothing otherwise. Data keys are owned by this field manager, so keys dropped from data are removed.
-func (r *Reconciler) applyConfigMap(ctx context.Context, key types.NamespacedName, data, labels map[string]string) error {
-	var cm corev1.ConfigMap
-	err := r.Client.Get(ctx, key, &cm)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("get ConfigMap %s: %w", key, err)
+// merge merges the inputs (operator/rules.Merge); faulty inputs are reported and the outputs they feed kept.
+func (r *Reconciler) merge(_ context.Context, s *state) (phase.Outcome, error) {
+	s.out, s.problems = merge.Merge(s.in, s.prev)
+	if len(s.problems) > 0 {
+		return phase.Degraded(kofv1.ReasonInvalidSpec, fmt.Sprintf("%d rule input problem(s)", len(s.problems))), nil
 	}
-	labelsOK := true
-	for k, v := range labels {
-		labelsOK = labelsOK && cm.Labels[k] == v
-	}
-	if err == nil && labelsOK && maps.Equal(cm.Data, data) {
-		return nil
-	}
-	ac := corev1ac.ConfigMap(key.Name, key.Namespace).WithData(data)
-	if len(labels) > 0 {
-		ac = ac.WithLabels(labels)
-	}
-	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply ConfigMap %s: %w", key, err)
-	}
-	return nil
+	return phase.Done(""), nil
 }
 
-// prune deletes vmrules ConfigMaps this operator made for clusters that are no longer regional.
-func (r *Reconciler) prune(ctx context.Context, clusters []regionalCluster) error {
+func (r *Reconciler) applier() apply.Applier {
+	return apply.Applier{Reader: r.Client, Writer: r.Client}
+}
+
+// applyPromxyRules applies the promxy rules ConfigMap's data (its keys only: the chart may own its labels).
+func (r *Reconciler) applyPromxyRules(ctx context.Context, s *state) (phase.Outcome, error) {
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.Namespace, Name: r.RulesConfigMap}, Data: s.out.PromxyFiles}
+	_, err := r.applier().Apply(ctx, cm)
+	return phase.Done(""), err
+}
+
+// applyVMRules applies each regional's vmrules ConfigMap (outputs.VMRulesConfigMap), controlled by its regional
+// ConfigMap.
+func (r *Reconciler) applyVMRules(ctx context.Context, s *state) (phase.Outcome, error) {
+	a := r.applier()
+	for _, reg := range s.regionals {
+		name := reg.Data[discovery.KeyRegionalClusterName]
+		cm := outputs.VMRulesConfigMap(reg.Namespace, name, outputs.VMRulesValues(s.out, name))
+		if err := a.Own(cm, reg); err != nil {
+			return phase.Outcome{}, err
+		}
+		if _, err := a.Apply(ctx, cm); err != nil {
+			return phase.Outcome{}, err
+		}
+	}
+	return phase.Done(""), nil
+}
+
+// prune deletes vmrules ConfigMaps (label `k0rdent.mirantis.com/kof-record-vmrules-cluster-name`) of clusters that
+// are no longer regional.
+func (r *Reconciler) prune(ctx context.Context, s *state) (phase.Outcome, error) {
 	want := map[types.NamespacedName]bool{}
-	for _, c := range clusters {
-		want[types.NamespacedName{Namespace: c.namespace, Name: names.VMRulesConfigMap(c.name)}] = true
+	for _, reg := range s.regionals {
+		want[types.NamespacedName{Namespace: reg.Namespace, Name: names.VMRulesConfigMap(reg.Data[discovery.KeyRegionalClusterName])}] = true
 	}
 	var cms corev1.ConfigMapList
-	if err := r.Client.List(ctx, &cms, client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
-		return fmt.Errorf("list operator ConfigMaps: %w", err)
+	if err := r.Client.List(ctx, &cms, client.HasLabels{kofv1.VMRulesClusterLabel},
+		client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+		return phase.Outcome{}, fmt.Errorf("list vmrules ConfigMaps: %w", err)
 	}
 	for i := range cms.Items {
 		cm := &cms.Items[i]
-		if !strings.HasPrefix(cm.Name, names.VMRulesConfigMapPrefix) || want[client.ObjectKeyFromObject(cm)] {
-			continue
-		}
-		if _, isRules := cm.Data[VMRulesValuesKey]; !isRules {
+		if want[client.ObjectKeyFromObject(cm)] {
 			continue
 		}
 		if err := r.Client.Delete(ctx, cm); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("delete stale vmrules ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
+			return phase.Outcome{}, fmt.Errorf("delete stale vmrules ConfigMap %s/%s: %w", cm.Namespace, cm.Name, err)
 		}
 	}
-	return nil
+	return phase.Done(""), nil
 }
 
 // report emits one Warning event per new problem on the ConfigMap at fault and logs every problem; problems that
@@ -284,11 +289,10 @@ func (r *Reconciler) report(ctx context.Context, problems []merge.Problem) {
 				continue
 			}
 			cm := &corev1.ConfigMap{}
-			cm.Namespace, cm.Name = ns, name
 			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cm); err != nil {
 				continue // gone meanwhile: nothing to attach the event to
 			}
-			r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, kofv1.ReasonInvalidSpec, actionMerge, "%s", p.Err.Error())
+			r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, kofv1.ReasonInvalidSpec, kofv1.ActionMergeRules, "%s", p.Err.Error())
 		}
 	}
 	r.reported = current

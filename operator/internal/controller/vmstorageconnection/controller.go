@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/internal/phase"
 )
 
 // ControllerName names the controller (metrics, logs, events).
@@ -128,48 +129,85 @@ func (r *Reconciler) requests(ctx context.Context, keep func(*kofv1.VMStorageCon
 	return out
 }
 
+// state is one reconcile of one connection: the object as read (base, for the status patch), the cluster it
+// references now and the one it was applied to before.
+type state struct {
+	conn, base *kofv1.VMStorageConnection
+	key, prev  clusterKey
+	stale      bool // the connection moved: its node must leave the previous cluster
+}
+
 // Reconcile brings the storage cluster referenced by the connection req in line with all its connections, handles
-// the finalizer, and patches the connection's status once at the end. Transient API errors are returned for
-// backoff; a missing cluster waits for the cluster watch.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (result reconcile.Result, err error) {
+// the finalizer, and patches the connection's status once at the end, in the one shape (operator/internal/phase).
+// Transient API errors are returned for backoff; a missing cluster waits for the cluster watch.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	return phase.Reconcile[*state](ctx, r, req)
+}
+
+// Get reads the connection.
+func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bool, error) {
 	var conn kofv1.VMStorageConnection
 	if err := r.Client.Get(ctx, req.NamespacedName, &conn); err != nil {
-		return reconcile.Result{}, client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("get VMStorageConnection %s: %w", req.NamespacedName, err)
 	}
-	base := conn.DeepCopy()
-	var o outcome
-	deleting := !conn.DeletionTimestamp.IsZero()
-	defer func() {
-		if deleting {
-			return // the object is going away; its status no longer matters
-		}
-		if perr := r.patchStatus(ctx, base, o); perr != nil && err == nil {
-			err = perr
-		}
-	}()
-
-	key := refOf(&conn)
+	s := &state{conn: &conn, base: conn.DeepCopy(), key: refOf(&conn)}
 	prev, hadPrev := parseClusterKey(conn.Annotations[ClusterRefAnnotation])
-	stale := hadPrev && prev != key // the connection moved: its node must leave the previous cluster
-	if deleting {
-		return reconcile.Result{}, r.finalize(ctx, &conn, key, prev, stale)
+	s.prev, s.stale = prev, hadPrev && prev != s.key
+	return s, true, nil
+}
+
+// Finalize removes the node of a connection being deleted, and otherwise adds the finalizer, index labels and
+// ClusterRefAnnotation to a connection of a valid kind.
+func (r *Reconciler) Finalize(ctx context.Context, s *state) (bool, error) {
+	if !s.conn.DeletionTimestamp.IsZero() {
+		return true, r.finalize(ctx, s.conn, s.key, s.prev, s.stale)
 	}
-	if !validKind(key.kind) {
-		o = failure(kofv1.ReasonInvalidSpec, fmt.Sprintf("spec.cluster_ref.kind: %q; use %s or %s", key.kind, kofv1.KindVLCluster, kofv1.KindVTCluster))
-		if stale {
-			_, err = r.sync(ctx, prev, "")
+	if !validKind(s.key.kind) {
+		return false, nil
+	}
+	if err := r.ensureMetadata(ctx, s.conn, s.key); err != nil {
+		return false, err
+	}
+	s.base.ResourceVersion = s.conn.ResourceVersion
+	return false, nil
+}
+
+// Phases returns kind → sync → stale cluster.
+func (r *Reconciler) Phases(*state) []phase.Phase[*state] {
+	return []phase.Phase[*state]{
+		{Name: "kind", FailReason: kofv1.ReasonApplyFailed, Run: r.checkKind},
+		{Name: "sync", FailReason: kofv1.ReasonApplyFailed, Run: func(ctx context.Context, s *state) (phase.Outcome, error) {
+			return r.sync(ctx, s.key, s.conn.Namespace+"/"+s.conn.Name)
+		}},
+		{Name: "previous-cluster", FailReason: kofv1.ReasonApplyFailed, Run: r.leavePrevious},
+	}
+}
+
+// checkKind stops on a cluster_ref kind this controller does not serve, after removing the node from the cluster
+// the connection was applied to before.
+func (r *Reconciler) checkKind(ctx context.Context, s *state) (phase.Outcome, error) {
+	if validKind(s.key.kind) {
+		return phase.Done(""), nil
+	}
+	if s.stale {
+		if _, err := r.sync(ctx, s.prev, ""); err != nil {
+			return phase.Outcome{}, err
 		}
-		return reconcile.Result{}, err
 	}
-	if err := r.ensureMetadata(ctx, &conn, key); err != nil {
-		return reconcile.Result{}, err
+	return phase.Invalid(kofv1.ReasonInvalidSpec, fmt.Sprintf("spec.cluster_ref.kind: %q; use %s or %s", s.key.kind,
+		kofv1.KindVLCluster, kofv1.KindVTCluster)), nil
+}
+
+// leavePrevious removes the node from the cluster the connection was applied to before it moved.
+func (r *Reconciler) leavePrevious(ctx context.Context, s *state) (phase.Outcome, error) {
+	if !s.stale {
+		return phase.Done(""), nil
 	}
-	base.ResourceVersion = conn.ResourceVersion
-	o, err = r.sync(ctx, key, conn.Namespace+"/"+conn.Name)
-	if err == nil && stale {
-		_, err = r.sync(ctx, prev, "")
-	}
-	return reconcile.Result{}, err
+	_, err := r.sync(ctx, s.prev, "")
+	return phase.Done(""), err
 }
 
 // validKind reports whether kind is a storage cluster kind this controller serves.

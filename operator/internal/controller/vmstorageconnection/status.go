@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,49 +11,41 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/internal/phase"
 )
 
-// actionConnect is the events.k8s.io action of this controller's events.
-const actionConnect = "ConnectStorage"
-
-// outcome is what one reconcile found for the reconciled connection.
-type outcome struct {
-	set, ok         bool
-	reason, message string
+// Connected returns the StorageConnected condition of the phase outcomes of a connection of generation
+// (phase.Summary, reason Succeeded). Ready is the same condition under type Ready (the connection has no other duty).
+func Connected(generation int64, outcomes []phase.Outcome) metav1.Condition {
+	return phase.Summary(kofv1.ConditionStorageConnected, outcomes, kofv1.ReasonSucceeded, "connected", generation)
 }
 
-// failure returns a failed outcome.
-func failure(reason, message string) outcome {
-	return outcome{set: true, reason: reason, message: message}
-}
-
-// statusFor returns the status o gives a connection of the given generation, starting from old.
-func statusFor(old kofv1.VMStorageConnectionStatus, generation int64, o outcome) kofv1.VMStorageConnectionStatus {
+// statusFor returns the status c gives a connection whose status is old.
+func statusFor(old kofv1.VMStorageConnectionStatus, c metav1.Condition) kofv1.VMStorageConnectionStatus {
 	st := *old.DeepCopy()
-	st.ObservedGeneration = generation
-	status := metav1.ConditionFalse
-	if o.ok {
-		status = metav1.ConditionTrue
-	}
-	for _, t := range []string{kofv1.ConditionStorageConnected, kofv1.ConditionReady} {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
-			Type: t, Status: status, Reason: o.reason, Message: o.message, ObservedGeneration: generation,
-		})
-	}
+	st.ObservedGeneration = c.ObservedGeneration
+	meta.SetStatusCondition(&st.Conditions, c)
+	ready := c
+	ready.Type = kofv1.ConditionReady
+	meta.SetStatusCondition(&st.Conditions, ready)
 	return st
 }
 
-// patchStatus patches the status of conn (as read at the start of the reconcile) when o changes it, and emits an
-// event when Ready changes status or reason.
-func (r *Reconciler) patchStatus(ctx context.Context, conn *kofv1.VMStorageConnection, o outcome) error {
-	if !o.set {
+// Publish patches the status of the connection (as read at the start of the reconcile) when the outcomes change
+// it, and emits an Event when Ready changes. A connection being deleted or gone is left alone.
+func (r *Reconciler) Publish(ctx context.Context, s *state, outcomes []phase.Outcome) error {
+	if !s.conn.DeletionTimestamp.IsZero() || len(outcomes) == 0 {
 		return nil
 	}
-	next := statusFor(conn.Status, conn.Generation, o)
+	conn := s.base
+	c := Connected(conn.Generation, outcomes)
+	next := statusFor(conn.Status, c)
 	if equality.Semantic.DeepEqual(next, conn.Status) {
 		return nil
 	}
 	before := meta.FindStatusCondition(conn.Status.Conditions, kofv1.ConditionReady)
+	changed := phase.Changed(before, metav1.Condition{Type: kofv1.ConditionReady, Status: c.Status, Reason: c.Reason,
+		Message: c.Message})
 	base := conn.DeepCopy()
 	conn.Status = next
 	if err := r.Client.Status().Patch(ctx, conn, client.MergeFrom(base)); err != nil {
@@ -63,13 +54,8 @@ func (r *Reconciler) patchStatus(ctx context.Context, conn *kofv1.VMStorageConne
 		}
 		return fmt.Errorf("patch status of VMStorageConnection %s/%s: %w", conn.Namespace, conn.Name, err)
 	}
-	if before != nil && before.Reason == o.reason && (before.Status == metav1.ConditionTrue) == o.ok {
-		return nil
+	if changed {
+		r.Recorder.Eventf(conn, nil, phase.EventType(c), c.Reason, kofv1.ActionConnectStorage, "%s", c.Message)
 	}
-	eventType := corev1.EventTypeWarning
-	if o.ok {
-		eventType = corev1.EventTypeNormal
-	}
-	r.Recorder.Eventf(conn, nil, eventType, o.reason, actionConnect, "%s", o.message)
 	return nil
 }

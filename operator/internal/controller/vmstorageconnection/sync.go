@@ -17,6 +17,7 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/internal/apply"
+	"kof.dev/kof/operator/internal/phase"
 )
 
 // clusterState is what a storage cluster's select component carries now.
@@ -87,21 +88,21 @@ func (r *Reconciler) connections(ctx context.Context) ([]kofv1.VMStorageConnecti
 // sync makes the cluster key carry exactly the live connections that reference it, copies credential Secrets into
 // its namespace, prunes copies nobody needs, and returns the outcome for the connection self (`namespace/name`;
 // "" when finalizing).
-func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (outcome, error) {
+func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (phase.Outcome, error) {
 	all, err := r.connections(ctx)
 	if err != nil {
-		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
 	cluster, err := r.getCluster(ctx, key)
 	if err != nil {
-		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
 	if cluster == nil {
-		return failure(kofv1.ReasonNotFound, fmt.Sprintf("spec.cluster_ref: %s %s/%s not found; it is connected once it exists",
+		return phase.Invalid(kofv1.ReasonNotFound, fmt.Sprintf("spec.cluster_ref: %s %s/%s not found; it is connected once it exists",
 			key.kind, key.namespace, key.name)), r.pruneCopies(ctx, key.namespace, all)
 	}
 	var usable []kofv1.VMStorageConnection
-	selfOutcome := outcome{set: true, ok: true, reason: kofv1.ReasonSucceeded, message: "connected to " + key.kind + " " + key.namespace + "/" + key.name}
+	selfOutcome := phase.Done("connected to " + key.kind + " " + key.namespace + "/" + key.name)
 	for i := range all {
 		c := &all[i]
 		if refOf(c) != key {
@@ -110,31 +111,31 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (out
 		id := c.Namespace + "/" + c.Name
 		if problem := checkAddress(c.Spec.TargetStorageNode.Address); problem != "" {
 			if id == self {
-				selfOutcome = failure(kofv1.ReasonInvalidSpec, problem)
+				selfOutcome = phase.Invalid(kofv1.ReasonInvalidSpec, problem)
 			}
 			continue
 		}
 		problem, err := r.ensureSecretCopy(ctx, c, key.namespace)
 		if err != nil {
-			return failure(kofv1.ReasonApplyFailed, err.Error()), err
+			return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 		}
 		if problem != "" {
 			if id == self {
-				selfOutcome = failure(kofv1.ReasonNotFound, problem)
+				selfOutcome = phase.Invalid(kofv1.ReasonNotFound, problem)
 			}
 			continue
 		}
 		usable = append(usable, *c)
 		if id == self {
-			selfOutcome.message = fmt.Sprintf("storage node %s set on %s %s/%s", c.Spec.TargetStorageNode.Address, key.kind, key.namespace, key.name)
+			selfOutcome.Message = fmt.Sprintf("storage node %s set on %s %s/%s", c.Spec.TargetStorageNode.Address, key.kind, key.namespace, key.name)
 		}
 	}
 	desired := DesiredFor(usable, func(c *kofv1.VMStorageConnection) string { return c.Spec.TargetStorageNode.Secret.Name })
 	if err := r.applyCluster(ctx, key, cluster, desired); err != nil {
-		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
 	if err := r.pruneCopies(ctx, key.namespace, all); err != nil {
-		return failure(kofv1.ReasonApplyFailed, err.Error()), err
+		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
 	return selfOutcome, nil
 }

@@ -1,4 +1,4 @@
-package bundle
+package outputs
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // YAML-marshalled and executed, then executed again; docs/sveltos.md) with libsveltos' function map and a getField over a
 // Secret, and checks the result is the kof-propagation values with the Secret's data.
 func TestPropagationValuesInstantiate(t *testing.T) {
-	m, err := propagation(Spec{Base: "c1-0123456789", Namespace: "kcm-system", Tenant: "t1", Regional: "r1"},
+	m, err := Bundle{Base: "c1-0123456789", Namespace: "kcm-system", Tenant: "t1", Regional: "r1"}.Propagation(
 		config.Config{ReleaseNamespace: "kof", PropagationTemplate: "kof-propagation-2-0-0",
 			Storage: config.StorageURLs{VMInsert: "http://i", VMSelect: "http://s"}})
 	if err != nil {
