@@ -11,6 +11,7 @@ import (
 
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/outputs"
+	"kof.dev/kof/operator/ownership"
 )
 
 // OfflinePassword is the password of every VMUser credentials Secret the fleet renderer makes: the operator draws a
@@ -73,7 +74,8 @@ func operatorOutputs(m *management, in *inputs) ([]*unstructured.Unstructured, m
 	return objs, errs, nil
 }
 
-// toUnstructured returns o as the operator applies it: its JSON form without status and creationTimestamp.
+// toUnstructured returns o as the operator applies it: its JSON form without status and creationTimestamp, nil
+// values and empty maps (operator/ownership.Prune).
 func toUnstructured(o client.Object) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
@@ -83,6 +85,7 @@ func toUnstructured(o client.Object) (*unstructured.Unstructured, error) {
 	if md, ok := m["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
+	ownership.Prune(m)
 	return &unstructured.Unstructured{Object: m}, nil
 }
 

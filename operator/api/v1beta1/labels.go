@@ -49,6 +49,9 @@ const (
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 )
 
+// FieldManager is the one server-side apply field manager of every write the KOF operator makes.
+const FieldManager = "kof-operator"
+
 // Label values of the contract.
 const (
 	RoleRegional  = "regional"
@@ -88,6 +91,18 @@ const (
 	WriteTracesEndpointAnnotation = Prefix + "kof-write-traces-endpoint"
 	// ReadTracesEndpointAnnotation overrides the traces read URL.
 	ReadTracesEndpointAnnotation = Prefix + "kof-read-traces-endpoint"
+)
+
+// Annotations the VMStorageConnection controller writes (ours).
+const (
+	// MountedSecretsAnnotation on a storage cluster lists, comma-separated, the Secrets the operator mounted, so
+	// that mounts made by others are kept when connections go away.
+	MountedSecretsAnnotation = Prefix + "kof-storage-connection-secrets"
+	// SourceSecretAnnotation on a credentials Secret the operator copied names its source `namespace/name`.
+	SourceSecretAnnotation = Prefix + "kof-source-secret"
+	// ClusterRefAnnotation on a VMStorageConnection records the cluster (`kind/namespace/name`) its node was last
+	// applied to, so that the node leaves that cluster when spec.cluster_ref changes.
+	ClusterRefAnnotation = Prefix + "kof-storage-cluster"
 )
 
 // Finalizers (docs/contract.md, "CRDs"; **ours** for ClusterDeployments).

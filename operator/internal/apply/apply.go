@@ -13,10 +13,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/ownership"
 )
 
-// FieldManager is the one field manager of every write the KOF operator makes.
-const FieldManager = "kof-operator"
+// FieldManager is the one field manager of every write the KOF operator makes (kofv1.FieldManager).
+const FieldManager = kofv1.FieldManager
 
 // Applier applies desired objects. Reader is where live objects are read from (the manager's cached client, or the
 // same client as Writer in tests); Writer performs the server-side apply.
@@ -40,7 +43,7 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 		return false, err
 	}
 	want.SetGroupVersionKind(gvk)
-	prune(want.Object)
+	ownership.Prune(want.Object)
 
 	current, ok := reflectNew(desired)
 	err = a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), current)
@@ -120,40 +123,18 @@ func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// prune removes nil values and empty maps from obj at any depth: a struct field whose zero value Go encodes as null
-// or {} is no field the operator sets, and an apply that sends null for a field it owned fails validation
-// (`must be of type object: "null"`) instead of removing it.
-func prune(obj map[string]any) {
-	for k, v := range obj {
-		switch x := v.(type) {
-		case nil:
-			delete(obj, k)
-		case map[string]any:
-			prune(x)
-			if len(x) == 0 {
-				delete(obj, k)
-			}
-		case []any:
-			for _, e := range x {
-				if m, ok := e.(map[string]any); ok {
-					prune(m)
-				}
-			}
-		}
-	}
-}
-
-// unchanged reports whether the fields FieldManager owns in current equal the fields of want (Owned, Same).
+// unchanged reports whether the fields FieldManager owns in current equal the fields of want (ownership.Owned,
+// ownership.Same).
 func unchanged(current client.Object, want *unstructured.Unstructured) (bool, error) {
 	cur, err := toUnstructured(current)
 	if err != nil {
 		return false, err
 	}
-	owned, err := Owned(cur.Object, current.GetManagedFields(), FieldManager)
+	owned, err := ownership.Owned(cur.Object, current.GetManagedFields(), FieldManager)
 	if err != nil || owned == nil {
 		return false, err
 	}
-	return Same(owned, appliedFields(want.Object)), nil
+	return ownership.Same(owned, appliedFields(want.Object)), nil
 }
 
 // appliedFields returns obj without the fields server-side apply never records as owned: apiVersion, kind,

@@ -36,18 +36,6 @@ import (
 // ControllerName names the controller (metrics, logs, events).
 const ControllerName = "vmstorageconnection"
 
-// Annotations this controller writes (ours).
-const (
-	// MountedSecretsAnnotation on a storage cluster lists, comma-separated, the Secrets this controller mounted, so
-	// that mounts made by others are kept when connections go away.
-	MountedSecretsAnnotation = kofv1.Prefix + "kof-storage-connection-secrets"
-	// SourceSecretAnnotation on a copied credentials Secret names its source `namespace/name`.
-	SourceSecretAnnotation = kofv1.Prefix + "kof-source-secret"
-	// ClusterRefAnnotation on a VMStorageConnection records the cluster (`kind/namespace/name`) its node was last
-	// applied to, so that the node leaves that cluster when spec.cluster_ref changes.
-	ClusterRefAnnotation = kofv1.Prefix + "kof-storage-cluster"
-)
-
 // Reconciler keeps storage clusters in line with the VMStorageConnections that reference them. Client and Recorder
 // are required; the manager's scheme must know kofv1, VictoriaMetrics operator v1 (VLCluster, VTCluster) and core v1.
 type Reconciler struct {
@@ -154,13 +142,13 @@ func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bo
 		return nil, false, fmt.Errorf("get VMStorageConnection %s: %w", req.NamespacedName, err)
 	}
 	s := &state{conn: &conn, base: conn.DeepCopy(), key: refOf(&conn)}
-	prev, hadPrev := parseClusterKey(conn.Annotations[ClusterRefAnnotation])
+	prev, hadPrev := parseClusterKey(conn.Annotations[kofv1.ClusterRefAnnotation])
 	s.prev, s.stale = prev, hadPrev && prev != s.key
 	return s, true, nil
 }
 
 // Finalize removes the node of a connection being deleted, and otherwise adds the finalizer, index labels and
-// ClusterRefAnnotation to a connection of a valid kind.
+// kofv1.ClusterRefAnnotation to a connection of a valid kind.
 func (r *Reconciler) Finalize(ctx context.Context, s *state) (bool, error) {
 	if !s.conn.DeletionTimestamp.IsZero() {
 		return true, r.finalize(ctx, s.conn, s.key, s.prev, s.stale)
@@ -213,10 +201,10 @@ func (r *Reconciler) leavePrevious(ctx context.Context, s *state) (phase.Outcome
 // validKind reports whether kind is a storage cluster kind this controller serves.
 func validKind(kind string) bool { return kind == kofv1.KindVLCluster || kind == kofv1.KindVTCluster }
 
-// String returns the key as `kind/namespace/name`, the form of ClusterRefAnnotation.
+// String returns the key as `kind/namespace/name`, the form of kofv1.ClusterRefAnnotation.
 func (k clusterKey) String() string { return k.kind + "/" + k.namespace + "/" + k.name }
 
-// parseClusterKey parses ClusterRefAnnotation; false when absent or malformed.
+// parseClusterKey parses kofv1.ClusterRefAnnotation; false when absent or malformed.
 func parseClusterKey(s string) (clusterKey, bool) {
 	parts := strings.Split(s, "/")
 	if len(parts) != 3 || !validKind(parts[0]) || parts[1] == "" || parts[2] == "" {
@@ -252,7 +240,7 @@ func (r *Reconciler) finalize(ctx context.Context, conn *kofv1.VMStorageConnecti
 }
 
 // ensureMetadata adds the finalizer, the index labels `k0rdent.mirantis.com/cluster-name` and `cluster-kind` and
-// ClusterRefAnnotation when missing or outdated, in one patch; it writes nothing when they are in place. Connections are always found by their spec,
+// kofv1.ClusterRefAnnotation when missing or outdated, in one patch; it writes nothing when they are in place. Connections are always found by their spec,
 // so the labels serve users and other tools (`kubectl get -l`).
 func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageConnection, key clusterKey) error {
 	want := map[string]string{kofv1.StorageClusterKindLabel: key.kind}
@@ -266,7 +254,7 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageCo
 			labelsOK = false
 		}
 	}
-	if labelsOK && conn.Annotations[ClusterRefAnnotation] == key.String() &&
+	if labelsOK && conn.Annotations[kofv1.ClusterRefAnnotation] == key.String() &&
 		controllerutil.ContainsFinalizer(conn, kofv1.VMStorageConnectionFinalizer) {
 		return nil
 	}
@@ -278,7 +266,7 @@ func (r *Reconciler) ensureMetadata(ctx context.Context, conn *kofv1.VMStorageCo
 	if conn.Annotations == nil {
 		conn.Annotations = map[string]string{}
 	}
-	conn.Annotations[ClusterRefAnnotation] = key.String()
+	conn.Annotations[kofv1.ClusterRefAnnotation] = key.String()
 	controllerutil.AddFinalizer(conn, kofv1.VMStorageConnectionFinalizer)
 	if err := r.Client.Patch(ctx, conn, patch); err != nil {
 		return fmt.Errorf("add finalizer and labels to VMStorageConnection %s/%s: %w", conn.Namespace, conn.Name, err)

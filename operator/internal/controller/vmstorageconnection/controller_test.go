@@ -137,7 +137,7 @@ func TestConnectionsResyncHelmResetAndFinalizer(t *testing.T) {
 		t.Errorf("VTCluster select = %+v, want storageNode vmauth-cluster:8427/vts", vt.Spec.Select)
 	}
 	copied := get(t, f.ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: credsName}})
-	if string(copied.Data["password"]) != "0123456789abcdef" || copied.Annotations[SourceSecretAnnotation] != f.connNS+"/"+credsName {
+	if string(copied.Data["password"]) != "0123456789abcdef" || copied.Annotations[kofv1.SourceSecretAnnotation] != f.connNS+"/"+credsName {
 		t.Errorf("credentials copy = %v %v, want the source's data and annotation", copied.Annotations, copied.Data)
 	}
 	gotA := get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: a.ObjectMeta})
@@ -332,9 +332,9 @@ func TestMovedConnectionLeavesPreviousCluster(t *testing.T) {
 		t.Errorf("new cluster vlselect = %+v, want the node", audit.Spec.VLSelect)
 	}
 	got := get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta})
-	if want := kofv1.KindVLCluster + "/" + f.clusterNS + "/kof-logs-audit"; got.Annotations[ClusterRefAnnotation] != want ||
+	if want := kofv1.KindVLCluster + "/" + f.clusterNS + "/kof-logs-audit"; got.Annotations[kofv1.ClusterRefAnnotation] != want ||
 		got.Labels[kofv1.StorageClusterNameLabel] != "kof-logs-audit" {
-		t.Errorf("annotation/label = %q/%q, want %q and kof-logs-audit", got.Annotations[ClusterRefAnnotation],
+		t.Errorf("annotation/label = %q/%q, want %q and kof-logs-audit", got.Annotations[kofv1.ClusterRefAnnotation],
 			got.Labels[kofv1.StorageClusterNameLabel], want)
 	}
 }
@@ -354,7 +354,7 @@ func TestCopyNeverOverwritesForeignSecret(t *testing.T) {
 		t.Errorf("Ready = %+v, want False saying the Secret is not a copy", cond)
 	}
 	kept := get(t, f.ctx, &corev1.Secret{ObjectMeta: foreign.ObjectMeta})
-	if string(kept.Data["username"]) != "someone-else" || kept.Annotations[SourceSecretAnnotation] != "" {
+	if string(kept.Data["username"]) != "someone-else" || kept.Annotations[kofv1.SourceSecretAnnotation] != "" {
 		t.Errorf("foreign Secret changed: %v %v", kept.Annotations, kept.Data)
 	}
 }

@@ -24,7 +24,7 @@ import (
 type clusterState struct {
 	extraArgs map[string]string
 	secrets   []string
-	mounted   []string // MountedSecretsAnnotation
+	mounted   []string // kofv1.MountedSecretsAnnotation
 }
 
 // componentField returns the spec field of the select component of kind: VLCluster `vlselect`, VTCluster `select`.
@@ -44,7 +44,7 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 	case kofv1.KindVTCluster:
 		var c vmv1.VTCluster
 		if err = r.Client.Get(ctx, nn, &c); err == nil {
-			st.mounted = splitList(c.Annotations[MountedSecretsAnnotation])
+			st.mounted = splitList(c.Annotations[kofv1.MountedSecretsAnnotation])
 			if c.Spec.Select != nil {
 				st.extraArgs, st.secrets = c.Spec.Select.ExtraArgs, c.Spec.Select.Secrets
 			}
@@ -52,7 +52,7 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 	default:
 		var c vmv1.VLCluster
 		if err = r.Client.Get(ctx, nn, &c); err == nil {
-			st.mounted = splitList(c.Annotations[MountedSecretsAnnotation])
+			st.mounted = splitList(c.Annotations[kofv1.MountedSecretsAnnotation])
 			if c.Spec.VLSelect != nil {
 				st.extraArgs, st.secrets = c.Spec.VLSelect.ExtraArgs, c.Spec.VLSelect.Secrets
 			}
@@ -140,7 +140,7 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (pha
 	return selfOutcome, nil
 }
 
-// applyCluster server-side applies the managed args, the merged mounts and MountedSecretsAnnotation when any of them
+// applyCluster server-side applies the managed args, the merged mounts and kofv1.MountedSecretsAnnotation when any of them
 // differs from cluster; it writes nothing otherwise. Dropping a key from the apply removes it, since this field
 // manager owned it.
 func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *clusterState, d Desired) error {
@@ -151,7 +151,7 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 	}
 	metadata := map[string]any{"name": key.name, "namespace": key.namespace}
 	if len(d.Secrets) > 0 {
-		metadata["annotations"] = map[string]any{MountedSecretsAnnotation: joinSorted(d.Secrets)}
+		metadata["annotations"] = map[string]any{kofv1.MountedSecretsAnnotation: joinSorted(d.Secrets)}
 	}
 	component := map[string]any{}
 	if len(d.Args) > 0 {
@@ -215,7 +215,7 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	case apierrors.IsNotFound(err):
 	case err != nil:
 		return "", fmt.Errorf("get credentials copy %s: %w", nsName(dstKey), err)
-	case dst.Annotations[SourceSecretAnnotation] != nsName(srcKey):
+	case dst.Annotations[kofv1.SourceSecretAnnotation] != nsName(srcKey):
 		return fmt.Sprintf("spec.target_storage_node.secret.name: %s exists and is not a copy of %s; rename one of them",
 			nsName(dstKey), nsName(srcKey)), nil
 	case maps.EqualFunc(dst.Data, src.Data, func(a, b []byte) bool { return string(a) == string(b) }):
@@ -223,7 +223,7 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	}
 	ac := corev1ac.Secret(dstKey.Name, dstKey.Namespace).
 		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
-		WithAnnotations(map[string]string{SourceSecretAnnotation: nsName(srcKey)}).
+		WithAnnotations(map[string]string{kofv1.SourceSecretAnnotation: nsName(srcKey)}).
 		WithType(corev1.SecretTypeOpaque).
 		WithData(src.Data)
 	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
@@ -247,7 +247,7 @@ func (r *Reconciler) pruneCopies(ctx context.Context, ns string, all []kofv1.VMS
 	}
 	for i := range list.Items {
 		s := &list.Items[i]
-		if _, isCopy := s.Annotations[SourceSecretAnnotation]; !isCopy || needed[s.Name] {
+		if _, isCopy := s.Annotations[kofv1.SourceSecretAnnotation]; !isCopy || needed[s.Name] {
 			continue
 		}
 		if err := r.Client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {

@@ -1,4 +1,4 @@
-package apply
+package ownership
 
 import (
 	"testing"
@@ -112,10 +112,10 @@ func TestPrune(t *testing.T) {
 			"targets": []any{}, "list": []any{map[string]any{"a": nil, "b": "x"}}},
 		"data": map[string]any{"empty": ""},
 	}
-	prune(obj)
+	Prune(obj)
 	want := map[string]any{"spec": map[string]any{"targets": []any{}, "list": []any{map[string]any{"b": "x"}}},
 		"data": map[string]any{"empty": ""}}
 	if d := cmp.Diff(want, obj); d != "" {
-		t.Errorf("prune (-want +got):\n%s", d)
+		t.Errorf("Prune (-want +got):\n%s", d)
 	}
 }

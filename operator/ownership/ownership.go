@@ -1,4 +1,9 @@
-package apply
+// Package ownership tells which fields of a live Kubernetes object a field manager owns by server-side apply, and
+// whether two JSON objects are the same once server-side apply's empty values are dropped. The operator writes
+// only when what it owns differs from what it wants (operator/internal/apply); tests compare what the operator
+// wrote with what operator/outputs predicts. Source: Kubernetes server-side apply, "Field management"
+// (https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management).
+package ownership
 
 import (
 	"bytes"
@@ -16,8 +21,7 @@ import (
 //
 // The projection follows the field set alone, without a schema: `f:` names a map field, `k:` the list element
 // whose key fields match, `v:` a set element, `i:` an index; a leaf takes the live value whole (an atomic list or
-// map included). Source: Kubernetes server-side apply, "Field management"
-// (https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management).
+// map included).
 func Owned(live map[string]any, managed []metav1.ManagedFieldsEntry, manager string) (map[string]any, error) {
 	for _, e := range managed {
 		if e.Manager != manager || e.Operation != metav1.ManagedFieldsOperationApply || e.Subresource != "" ||
@@ -172,5 +176,28 @@ func normalize(v any) any {
 		return out
 	default:
 		return v
+	}
+}
+
+// Prune removes nil values and empty maps from obj at any depth, giving the form the operator applies: a struct field
+// whose zero value Go encodes as null or {} is no field the operator sets, and an apply that sends null for a field
+// it owned fails validation (`must be of type object: "null"`) instead of removing it.
+func Prune(obj map[string]any) {
+	for k, v := range obj {
+		switch x := v.(type) {
+		case nil:
+			delete(obj, k)
+		case map[string]any:
+			Prune(x)
+			if len(x) == 0 {
+				delete(obj, k)
+			}
+		case []any:
+			for _, e := range x {
+				if m, ok := e.(map[string]any); ok {
+					Prune(m)
+				}
+			}
+		}
 	}
 }
