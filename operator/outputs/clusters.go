@@ -22,6 +22,10 @@ type Regional struct {
 	Data map[string]string
 	// Problems are its settings the operator cannot use.
 	Problems []Problem
+	// Unused is true in regionless mode: the management cluster stores every cluster's data, so a regional
+	// ClusterDeployment gets nothing (its ConfigMap, credentials and promxy server group would point promxy at a
+	// cluster without storage).
+	Unused bool
 }
 
 // Ref returns the regional's name and namespace.
@@ -39,12 +43,17 @@ func (r Regional) ConfigMap() *corev1.ConfigMap {
 		withLabels(map[string]string{kofv1.ClusterRoleLabel: kofv1.RoleRegional}), r.Data)
 }
 
-// ForRegional takes the discovery view of a regional ClusterDeployment and the error of reading it
-// (discovery.FromClusterDeployment) and returns what the operator makes of it: the data of discovery.RegionalData,
-// or none with a fatal problem (InvalidConfig for spec.config, InvalidAnnotation for missing endpoints); a setting
-// replaced by its default is a problem that is not fatal (InvalidAnnotation naming the key).
-func ForRegional(c discovery.Cluster, viewErr error) Regional {
+// ForRegional takes the operator configuration, the discovery view of a regional ClusterDeployment and the error of
+// reading it (discovery.FromClusterDeployment) and returns what the operator makes of it: nothing in regionless
+// mode (Unused), else the data of discovery.RegionalData, or none with a fatal problem (InvalidConfig for
+// spec.config, InvalidAnnotation for missing endpoints); a setting replaced by its default is a problem that is
+// not fatal (InvalidAnnotation naming the key).
+func ForRegional(cfg config.Config, c discovery.Cluster, viewErr error) Regional {
 	r := Regional{Cluster: c}
+	if cfg.Regionless {
+		r.Unused = true
+		return r
+	}
 	if viewErr != nil {
 		r.Problems = append(r.Problems, Problem{Reason: kofv1.ReasonInvalidConfig, Err: viewErr, Fatal: true})
 		return r

@@ -99,7 +99,7 @@ func Compute(in Input) Output {
 		c.management = false
 	} else {
 		for _, v := range regionalViews {
-			r := ForRegional(v.cluster, v.err)
+			r := ForRegional(cfg, v.cluster, v.err)
 			regionals = append(regionals, r)
 			c.regional(r, r.ConfigMap())
 		}

@@ -53,7 +53,7 @@ func childView(name string, lbls, ann map[string]string) discovery.Cluster {
 func domain(d string) map[string]string { return map[string]string{kofv1.RegionalDomainAnnotation: d} }
 
 func TestRegionalAndChildConfigMaps(t *testing.T) {
-	r := ForRegional(regionalView("regional-1", domain("regional-1.kof.example.com")), nil)
+	r := ForRegional(testConfig(), regionalView("regional-1", domain("regional-1.kof.example.com")), nil)
 	cm := r.ConfigMap()
 	if cm.Name != "kof-regional-1" || cm.Namespace != "kcm-system" || len(cm.Data) != 17 {
 		t.Errorf("regional ConfigMap = %s/%s with %d keys, want kcm-system/kof-regional-1 with 17", cm.Namespace,
@@ -93,6 +93,9 @@ func TestRegionlessConfigMapAndBinding(t *testing.T) {
 	if got := cm.Data[discovery.KeyWriteMetrics]; got != want {
 		t.Errorf("write_metrics_endpoint = %q, want %q", got, want)
 	}
+	if r := ForRegional(cfg, regionalView("regional-1", domain("r1.example.com")), nil); !r.Unused || r.ConfigMap() != nil {
+		t.Errorf("regional ClusterDeployment in regionless mode: %+v, want unused without a ConfigMap", r)
+	}
 	ch := ForChild(cfg, childView("child-1", nil, nil), nil, nil, nil)
 	if ch.Regional != (discovery.Ref{Name: "mothership", Namespace: "kcm-system"}) || ch.Data[discovery.KeyWriteMetrics] != want {
 		t.Errorf("regionless child binds to %v writing to %q", ch.Regional, ch.Data[discovery.KeyWriteMetrics])
@@ -109,7 +112,7 @@ func TestBadSettingFailsOnlyWhatItConfigures(t *testing.T) {
 	cfg := testConfig()
 	ann := domain("regional-1.kof.example.com")
 	ann[kofv1.HTTPConfigAnnotation] = `{"dial_timeout": 5}`
-	r := ForRegional(regionalView("regional-1", ann), nil)
+	r := ForRegional(testConfig(), regionalView("regional-1", ann), nil)
 	if r.Data == nil || r.Data[discovery.KeyHTTPConfig] != "" {
 		t.Fatalf("regional with a bad http config: data %v, want the endpoints and the default http config", r.Data)
 	}
@@ -123,7 +126,7 @@ func TestBadSettingFailsOnlyWhatItConfigures(t *testing.T) {
 	}
 
 	// Variant: the regional has no endpoints at all; its child names it and the key.
-	broken := ForRegional(regionalView("regional-2", nil), nil)
+	broken := ForRegional(testConfig(), regionalView("regional-2", nil), nil)
 	ch = ForChild(cfg, childView("child-2", map[string]string{kofv1.RegionalClusterNameLabel: "regional-2"}, nil),
 		nil, []Regional{r, broken}, nil)
 	p := Fatal(ch.Problems)
@@ -234,7 +237,7 @@ func TestRegionPropagation(t *testing.T) {
 	cfg := testConfig()
 	v := regionalView("region-1", domain("region-1.example.com"))
 	v.Labels[kofv1.KCMRegionClusterLabel] = "true"
-	mcss, err := RegionPropagation(cfg, ForRegional(v, nil))
+	mcss, err := RegionPropagation(cfg, ForRegional(testConfig(), v, nil))
 	if err != nil || len(mcss) != 2 {
 		t.Fatalf("region MCSs = %d, %v; want 2", len(mcss), err)
 	}
@@ -250,7 +253,7 @@ func TestRegionPropagation(t *testing.T) {
 		`"data":{{ getField "KOFVMRules" "data" | default (dict) | toJson }}`) {
 		t.Errorf("vmrules propagation values = %s", mcss[1].Spec.ServiceSpec.Services[0].Values)
 	}
-	if mcss, _ := RegionPropagation(cfg, ForRegional(regionalView("r", domain("r.example.com")), nil)); mcss != nil {
+	if mcss, _ := RegionPropagation(cfg, ForRegional(testConfig(), regionalView("r", domain("r.example.com")), nil)); mcss != nil {
 		t.Errorf("regional without the KCM region label gets %d MCSs", len(mcss))
 	}
 }

@@ -535,3 +535,29 @@ func TestChildConfigMapFollowsRegional(t *testing.T) {
 		}
 	}
 }
+
+// TestRegionlessModeRegionalGetsNothing: in regionless mode a regional ClusterDeployment gets no ConfigMap (promxy
+// would otherwise be pointed at a cluster without storage), and the one made before is removed; the preview
+// (operator/outputs.Compute) says the same, as the end-to-end test of scenario 02 checks.
+func TestRegionlessModeRegionalGetsNothing(t *testing.T) {
+	ctx := context.Background()
+	create(t, newCD("ns-b", "rl-regional", "regional", "", "", nil, domainAnn("rl.example.com")))
+	before := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: "kof-rl-regional"}}
+	eventually(t, func() error { return env.Client.Get(ctx, client.ObjectKeyFromObject(before), before) })
+	cfg := testConfig()
+	cfg.Regionless, cfg.RegionlessDomain = true, "mothership.example.com"
+	regionless := &Reconciler{Client: env.Client, Config: cfg}
+	key := types.NamespacedName{Namespace: "ns-b", Name: "rl-regional"}
+	if _, err := regionless.Reconcile(ctx, reconcile.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	// The manager of this package runs in regional mode and writes the ConfigMap again: it must be another one.
+	after := &corev1.ConfigMap{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(before), after); client.IgnoreNotFound(err) != nil ||
+		(err == nil && after.UID == before.UID) {
+		t.Errorf("regional ConfigMap kept in regionless mode (uid %s, err %v)", after.UID, err)
+	}
+	if c, _ := regionless.Condition(key); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "regionless mode") {
+		t.Errorf("condition = %+v, want True saying regionless mode", c)
+	}
+}

@@ -69,7 +69,14 @@ func (r *Reconciler) regionalConfigMap(ctx context.Context, s *state) (phase.Out
 	if err != nil {
 		return phase.Outcome{}, err
 	}
-	s.regional = outputs.ForRegional(c, viewErr)
+	s.regional = outputs.ForRegional(r.Config, c, viewErr)
+	if s.regional.Unused {
+		if err := r.deleteOwned(ctx, s.cd, regionalObjects(s.cd)); err != nil {
+			return phase.Outcome{}, err
+		}
+		return phase.Done("regionless mode: the management cluster stores the data, this regional cluster gets no " +
+			"ConfigMap"), nil
+	}
 	cm := s.regional.ConfigMap()
 	if cm == nil {
 		return problems(s.regional.Problems, ""), nil
@@ -148,7 +155,7 @@ func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) 
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, outputs.ForRegional(c, viewErr))
+		out = append(out, outputs.ForRegional(r.Config, c, viewErr))
 	}
 	return out, nil
 }

@@ -83,11 +83,23 @@ func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bo
 	return &state{cm: cm}, true, nil
 }
 
-// Finalize cleans up a ConfigMap being deleted or no longer regional, and otherwise adds the finalizer.
+// Finalize cleans up a ConfigMap being deleted or no longer regional, removes the regionless ConfigMap the
+// operator made when regionless mode is off (switched off, or left by an earlier installation: its promxy server
+// group and storage connections must go), and otherwise adds the finalizer.
 func (r *Reconciler) Finalize(ctx context.Context, s *state) (bool, error) {
 	cm := s.cm
 	if !cm.DeletionTimestamp.IsZero() || cm.Labels[kofv1.ClusterRoleLabel] != kofv1.RoleRegional {
 		return true, r.cleanup(ctx, cm)
+	}
+	if cm.Labels[kofv1.RegionlessLabel] == kofv1.TrueValue && !r.Config.Regionless &&
+		cm.Labels[kofv1.ManagedByLabel] == kofv1.ManagedBy {
+		if err := r.cleanup(ctx, cm); err != nil {
+			return true, err
+		}
+		if _, err := r.applier().Delete(ctx, cm); err != nil {
+			return true, err
+		}
+		return true, nil
 	}
 	if controllerutil.ContainsFinalizer(cm, kofv1.RegionalConfigMapFinalizer) {
 		return false, nil

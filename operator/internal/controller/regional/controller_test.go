@@ -18,6 +18,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 func psgOf(ns, cluster string) *kofv1.PromxyServerGroup {
@@ -287,4 +288,29 @@ func managed(o client.Object) string {
 		fmt.Fprintf(&b, "%s %s %s\n", m.Manager, m.Operation, m.FieldsV1.Raw)
 	}
 	return b.String()
+}
+
+// TestRegionlessConfigMapGoesInRegionalMode: with regionless mode off, the regionless ConfigMap the operator made
+// (left by an earlier installation or mode) is removed with its PromxyServerGroup, connections and admin bundle.
+func TestRegionlessConfigMapGoesInRegionalMode(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig()
+	cfg.RegionlessClusterName = "old-mothership"
+	cm := outputs.RegionlessConfigMap(cfg)
+	cm.Namespace = "ns1"
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	psg := psgOf("ns1", "old-mothership")
+	eventually(t, func() error { return get(psg) }) // made by the regionless-mode controller of this package
+	cfg.Regionless = false
+	regionalMode := &Reconciler{Client: env.Client, Config: cfg}
+	if _, err := regionalMode.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cm)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []client.Object{cm, psg, connOf(names.StorageLogs, "ns1", "old-mothership"),
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1",
+			Name: names.VMUserSecret(names.AdminVMUserBase("ns1", "old-mothership"))}}} {
+		eventually(t, func() error { return gone(o) })
+	}
 }
