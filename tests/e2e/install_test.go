@@ -34,6 +34,7 @@ func TestRegionalChildInstallUpgradeUninstall(t *testing.T) {
 	}
 	assertFluxOrder(t, in.Releases)
 	waitOperator(t, in)
+	assertOfflineMatchesLive(t, in)
 
 	regional := configMap(t, "kcm-system", "kof-regional-1")
 	if regional["write_metrics_endpoint"] != regionalWrite {
@@ -67,6 +68,7 @@ func TestRegionlessInstallUninstall(t *testing.T) {
 	ctx := context.Background()
 	in := installScenario(t, "02-regionless")
 	waitOperator(t, in)
+	assertOfflineMatchesLive(t, in)
 
 	mgmt := configMap(t, "kcm-system", "kof-mothership")
 	if mgmt["write_logs_endpoint"] != mothershipLogs {
