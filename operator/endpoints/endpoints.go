@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/names"
 )
 
 // Paths of the VMAuth routes each signal uses (docs/contract.md, "Endpoints").
@@ -84,9 +85,12 @@ func withBase(base string) Set {
 // Domain returns the default URLs of a regional cluster with base domain d: `https://vmauth.<d>/...` for all eight.
 func Domain(d string) Set { return withBase("https://" + domainHostPrefix + d) }
 
-// Istio returns the in-mesh URLs of regional cluster c: `http://<c>-vmauth:8427/...` for all eight. Regional
+// Istio returns the in-mesh URLs of regional cluster c: `http://<names.IstioVMAuthService(c)>:8427/...` for all
+// eight (`<c>-vmauth`, shortened with a hash when that is no DNS label, as kof-storage names the Service). Regional
 // ConfigMaps publish only its read URLs (ReadOnly); children in Istio mode write to its write URLs.
-func Istio(c string) Set { return withBase(fmt.Sprintf("http://%s-vmauth:%d", c, VMAuthPort)) }
+func Istio(c string) Set {
+	return withBase(fmt.Sprintf("http://%s:%d", names.IstioVMAuthService(c), VMAuthPort))
+}
 
 // InCluster returns the regionless in-cluster URLs on the management cluster: `http://vmauth-cluster:8427/...`.
 func InCluster() Set { return withBase("http://" + InClusterHost) }

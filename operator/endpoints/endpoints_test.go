@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/names"
 )
 
 func TestRegional(t *testing.T) {
@@ -146,5 +147,20 @@ func TestSplit(t *testing.T) {
 	}
 	if _, err := Split("vmauth-cluster:8427"); err == nil {
 		t.Error("Split without scheme: want error")
+	}
+}
+
+// Regression: the in-mesh host was `<cluster>-vmauth` even for a cluster name of 57 or more characters, where
+// kof-storage names the Service names.IstioVMAuthService (hashed, suffix kept), so children wrote to a Service that
+// does not exist.
+func TestIstioHostIsTheVMAuthServiceName(t *testing.T) {
+	for _, c := range []string{"regional-1", strings.Repeat("r", 57), strings.Repeat("long-region-", 6)} {
+		want := "http://" + names.IstioVMAuthService(c) + ":8427/vm/insert/0/prometheus/api/v1/write"
+		if got := Istio(c).WriteMetrics; got != want {
+			t.Errorf("Istio(%q).WriteMetrics = %q, want %q", c, got, want)
+		}
+		if len(names.IstioVMAuthService(c)) > 63 {
+			t.Errorf("%q: Service name over 63 characters", c)
+		}
 	}
 }
