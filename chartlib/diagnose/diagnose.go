@@ -246,7 +246,7 @@ func (b *builder) mgmt() *Cluster { return b.d.Clusters[0] }
 func (b *builder) bindChild(c *Cluster, view discovery.Cluster, regionals []discovery.Cluster) {
 	regs := make([]outputs.Regional, len(regionals))
 	for i, r := range regionals {
-		regs[i] = outputs.ForRegional(r, nil)
+		regs[i] = outputs.ForRegional(b.cfg, r, nil)
 	}
 	// The operator's own binding (outputs.ForChild); a misconfigured regional still binds (its finding is the
 	// regional's), so only a child without a regional gets the no-regional finding.
