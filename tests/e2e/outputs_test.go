@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/chartlib/fleet"
-	"kof.dev/kof/chartlib/install"
+	"kof.dev/kof/internal/harness"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/outputs"
 	"kof.dev/kof/operator/ownership"
@@ -33,12 +33,12 @@ var operatorKinds = []schema.GroupVersionKind{
 
 // offlineOutputs renders the scenario of in from its files, as `kof render` does, and returns the operator
 // objects the preview predicts, by `Kind namespace/name`.
-func offlineOutputs(t *testing.T, in *install.Installation) map[string]*unstructured.Unstructured {
+func offlineOutputs(t *testing.T, in *harness.Installation) map[string]*unstructured.Unstructured {
 	t.Helper()
 	sc := in.Scenario
 	f, err := fleet.Render(context.Background(), fleet.Options{
 		ChartsDir: filepath.Join(shared.session.Root, "charts"), ValuesFiles: []string{sc.ValuesFile},
-		ReleaseName: install.UmbrellaRelease, Namespace: install.UmbrellaNamespace, NamespaceObject: sc.Namespace,
+		ReleaseName: harness.UmbrellaRelease, Namespace: harness.UmbrellaNamespace, NamespaceObject: sc.Namespace,
 		Clusters: sc.Clusters,
 	})
 	if err != nil {
@@ -155,7 +155,7 @@ func diffOutputs(t *testing.T, offline map[string]map[string]any, live map[strin
 
 // assertOfflineMatchesLive waits until the objects the live operator made are those the offline preview predicts
 // for in's scenario (names, labels, data, spec), and shows that the comparison catches one planted difference.
-func assertOfflineMatchesLive(t *testing.T, in *install.Installation) {
+func assertOfflineMatchesLive(t *testing.T, in *harness.Installation) {
 	t.Helper()
 	offline := offlineOutputs(t, in)
 	want := predictedAll(t, offline)
