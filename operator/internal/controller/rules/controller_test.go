@@ -97,7 +97,7 @@ func TestRulesFlow(t *testing.T) {
 		t.Errorf("default file = %q, want the default for: 5m", promxyCM.Data["kof-collectors.yaml"])
 	}
 	vm := getCM(t, ctx, kcm, "kof-record-vmrules-r1")
-	if !cmp.Equal(vm.Labels, outputs.Labels()) || !strings.Contains(vm.Data[VMRulesValuesKey], "record: kof:collectors_up:sum") {
+	if !cmp.Equal(vm.Labels, vmRulesLabels("r1")) || !strings.Contains(vm.Data[VMRulesValuesKey], "record: kof:collectors_up:sum") {
 		t.Errorf("vmrules ConfigMap = %v %q", vm.Labels, vm.Data[VMRulesValuesKey])
 	}
 
@@ -175,7 +175,14 @@ func TestVMRulesKeepOperatorLabels(t *testing.T) {
 	if _, err := r.Reconcile(ctx, reconcile.Request{}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(outputs.Labels(), getCM(t, ctx, kcm, "kof-record-vmrules-r2").Labels); diff != "" {
+	if diff := cmp.Diff(vmRulesLabels("r2"), getCM(t, ctx, kcm, "kof-record-vmrules-r2").Labels); diff != "" {
 		t.Errorf("vmrules ConfigMap labels (-want +got):\n%s", diff)
 	}
+}
+
+// vmRulesLabels returns the labels of cluster's vmrules ConfigMap: both operator labels and the cluster's name.
+func vmRulesLabels(cluster string) map[string]string {
+	l := outputs.Labels()
+	l[kofv1.VMRulesClusterLabel] = cluster
+	return l
 }
