@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -160,6 +161,12 @@ func (s *Session) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// EnvironmentCRDGroups are the API groups whose CRDs the control plane serves in place of a release
+// EnvironmentValues turns off (the VictoriaMetrics operator's). LiveClusters returns those CRDs, so the fleet render
+// of an installation counts them among the management cluster's APIs, as it would on a cluster where that
+// operator was installed beforehand.
+func EnvironmentCRDGroups() []string { return []string{"operator.victoriametrics.com"} }
 
 // EnvironmentValues are the umbrella values every demo and e2e install adds to the scenario's (the scenario's own
 // values and the caller's extra values win): KOF's HelmRepository points at the session's chart repository,
@@ -428,10 +435,23 @@ func (in *Installation) OperatorObjects(ctx context.Context) ([]*unstructured.Un
 	return out, nil
 }
 
-// LiveClusters returns the ClusterTemplates and ClusterDeployments as the API server holds them now (the operator
-// may have labelled them), server-side fields removed.
+// LiveClusters returns the CRDs of EnvironmentCRDGroups, the ClusterTemplates and the ClusterDeployments as the API
+// server holds them now (the operator may have labelled them), server-side fields removed.
 func (in *Installation) LiveClusters(ctx context.Context) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
+	crds := &unstructured.UnstructuredList{}
+	crds.SetAPIVersion("apiextensions.k8s.io/v1")
+	crds.SetKind("CustomResourceDefinitionList")
+	if err := in.Session.ControlPlane.Client.List(ctx, crds); err != nil {
+		return nil, fmt.Errorf("list CustomResourceDefinitions: %w", err)
+	}
+	for i := range crds.Items {
+		if g, _, _ := unstructured.NestedString(crds.Items[i].Object, "spec", "group"); slices.Contains(EnvironmentCRDGroups(), g) {
+			o := crds.Items[i].DeepCopy()
+			clean(o)
+			out = append(out, o)
+		}
+	}
 	for _, kind := range []string{KindClusterTemplate, KindClusterDeployment} {
 		list := &unstructured.UnstructuredList{}
 		list.SetAPIVersion(kcmAPIVersion)

@@ -2,6 +2,7 @@ package fidelity
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -87,7 +88,7 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 	for _, tg := range targets {
 		reg := registerCluster(t, sc, tg)
 		created = append(created, reg...)
-		created = append(created, profiles(t, tg, mcss)...)
+		created = append(created, profiles(t, tg, mcss, f)...)
 		if tg.cluster.Role == fleet.RoleChild && !probed {
 			created = append(created, probe(t, tg, reg[0], mode))
 			probed = true
@@ -95,6 +96,10 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 	}
 	for _, tg := range targets {
 		for _, s := range tg.services {
+			if s.Resources {
+				compareResources(t, tg, s)
+				continue
+			}
 			rel := waitRelease(t, tg, s)
 			if rel == nil {
 				continue
@@ -207,30 +212,36 @@ func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) []*unstruct
 }
 
 // profiles creates the ClusterProfiles KCM makes for tg: one per MultiClusterService that delivers it a service.
-func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructured) []*unstructured.Unstructured {
+func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructured, f *fleet.Fleet) []*unstructured.Unstructured {
 	t.Helper()
 	charts := map[string]chartSource{}
+	policies := map[string]addonv1.PolicyRef{}
 	names := map[string]bool{}
+	var out []*unstructured.Unstructured
 	for _, s := range tg.cluster.Services {
 		if !strings.HasPrefix(s.Via, mcsVia) {
 			continue
 		}
 		names[strings.TrimPrefix(s.Via, mcsVia)] = true
-		if s.Local {
+		switch {
+		case s.Resources:
+			ref, src := resourcesSource(t, f, s.Template)
+			policies[s.Template] = ref
+			out = append(out, src...)
+		case s.Local:
 			charts[s.Template] = chartSource{URL: shared.charts.URL, Chart: s.Chart, Version: s.Version}
 		}
 	}
-	var out []*unstructured.Unstructured
 	for _, name := range sortedKeys(names) {
 		mcs := mcss[name]
 		if mcs == nil {
 			t.Fatalf("MultiClusterService %s of cluster %s is not among the rendered ones", name, tg.cluster.Name)
 		}
-		p, _, err := profileFor(mcs, tg.ref, charts)
+		p, _, err := profileFor(mcs, tg.ref, charts, policies)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(p.Spec.HelmCharts) == 0 {
+		if len(p.Spec.HelmCharts) == 0 && len(p.Spec.PolicyRefs) == 0 {
 			continue
 		}
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
@@ -246,6 +257,116 @@ func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructur
 		out = append(out, u)
 	}
 	return out
+}
+
+// resourcesSource returns the policyRef of the ServiceTemplate of plain resources named template, among the
+// management cluster's objects kof render showed, and creates its source ConfigMap or Secret on the management API
+// server (once; returned for cleanup when created now) as the chart that renders it would.
+func resourcesSource(t *testing.T, f *fleet.Fleet, template string) (addonv1.PolicyRef, []*unstructured.Unstructured) {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	for _, s := range f.Clusters[0].Services {
+		if s.Objects != nil {
+			objs = append(objs, s.Objects.Objects()...)
+		}
+	}
+	find := func(kind, ns, name string) *unstructured.Unstructured {
+		for _, o := range objs {
+			if o.GetKind() == kind && (ns == "" || o.GetNamespace() == ns) && o.GetName() == name {
+				return o
+			}
+		}
+		return nil
+	}
+	st := find("ServiceTemplate", "", template)
+	if st == nil {
+		t.Fatalf("ServiceTemplate %s is not among the management cluster's objects", template)
+	}
+	ref, ok := policyRef(st)
+	if !ok {
+		t.Fatalf("ServiceTemplate %s has no spec.resources.localSourceRef", template)
+	}
+	src := find(ref.Kind, ref.Namespace, ref.Name)
+	if src == nil {
+		t.Fatalf("%s %s/%s of ServiceTemplate %s is not among the management cluster's objects", ref.Kind,
+			ref.Namespace, ref.Name, template)
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(src.GroupVersionKind())
+	err := shared.mgmt.Client.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live)
+	if err == nil {
+		return ref, nil
+	}
+	if !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	src = src.DeepCopy()
+	ensureNamespace(t, shared.mgmt, ref.Namespace)
+	if err := harness.CreateStrict(context.Background(), shared.mgmt.Client, src); err != nil {
+		t.Fatal(err)
+	}
+	return ref, []*unstructured.Unstructured{src}
+}
+
+// compareResources waits until every object kof render predicted for the plain-resources service s is on tg's API
+// server, then compares what the prediction sets (data, stringData, spec, labels) with the live object.
+func compareResources(t *testing.T, tg *target, s *fleet.Service) {
+	t.Helper()
+	if s.Objects == nil || len(s.Objects.Objects()) == 0 {
+		t.Errorf("cluster %s service %s: kof render predicts no objects", tg.cluster.Name, s.Name)
+		return
+	}
+	for _, want := range s.Objects.Objects() {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(want.GroupVersionKind())
+		ns := want.GetNamespace()
+		if ns == "" && namespaced(tg.server, want) {
+			ns = defaultNamespace
+		}
+		deadline := time.Now().Add(deployWait)
+		var err error
+		for {
+			err = tg.server.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: want.GetName()}, live)
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		if err != nil {
+			t.Errorf("cluster %s service %s: %s not deployed within %s: %v; ClusterSummaries:\n%s", tg.cluster.Name,
+				s.Name, key(want), deployWait, err, summaries())
+			continue
+		}
+		w := want.DeepCopy()
+		if sd, ok, _ := unstructured.NestedStringMap(w.Object, "stringData"); ok && w.GetKind() == "Secret" {
+			// The API server stores stringData as base64 data.
+			data, _, _ := unstructured.NestedStringMap(w.Object, "data")
+			if data == nil {
+				data = map[string]string{}
+			}
+			for k, v := range sd {
+				data[k] = base64.StdEncoding.EncodeToString([]byte(v))
+			}
+			_ = unstructured.SetNestedStringMap(w.Object, data, "data")
+			unstructured.RemoveNestedField(w.Object, "stringData")
+		}
+		for _, field := range []string{"data", "spec"} {
+			wv, wok, _ := unstructured.NestedFieldNoCopy(w.Object, field)
+			lv, _, _ := unstructured.NestedFieldNoCopy(live.Object, field)
+			if wok {
+				if d := cmp.Diff(normalize(t, wv), normalize(t, lv)); d != "" {
+					t.Errorf("cluster %s service %s: %s %s differs (-kof render +addon-controller):\n%s",
+						tg.cluster.Name, s.Name, key(want), field, d)
+				}
+			}
+		}
+		for k, v := range want.GetLabels() {
+			if live.GetLabels()[k] != v {
+				t.Errorf("cluster %s service %s: %s label %s = %q, want %q", tg.cluster.Name, s.Name, key(want), k,
+					live.GetLabels()[k], v)
+			}
+		}
+	}
 }
 
 // waitRelease waits until the release of s is deployed on tg's API server and returns it; on timeout it fails the

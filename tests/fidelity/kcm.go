@@ -48,10 +48,12 @@ type providerConfig struct {
 }
 
 // profileFor returns the ClusterProfile KCM makes for mcs and the SveltosCluster ref, with the helm charts of the
-// services whose ServiceTemplate charts has (the others, third-party charts that need the internet, are left out
-// and returned by name). It returns an error naming the MCS when its config cannot be read.
-func profileFor(mcs *unstructured.Unstructured, cluster corev1.ObjectReference, charts map[string]chartSource) (
-	*addonv1.ClusterProfile, []string, error) {
+// services whose ServiceTemplate charts has and a policyRef (deployed remotely) for each service whose
+// ServiceTemplate of plain resources policies has (its spec.resources.localSourceRef, in the template's
+// namespace); the others, third-party charts that need the internet, are left out and returned by name. It returns
+// an error naming the MCS when its config cannot be read.
+func profileFor(mcs *unstructured.Unstructured, cluster corev1.ObjectReference, charts map[string]chartSource,
+	policies map[string]addonv1.PolicyRef) (*addonv1.ClusterProfile, []string, error) {
 	var typed kcmv1.MultiClusterService
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(mcs.Object, &typed); err != nil {
 		return nil, nil, fmt.Errorf("MultiClusterService %s: %w", mcs.GetName(), err)
@@ -94,6 +96,10 @@ func profileFor(mcs *unstructured.Unstructured, cluster corev1.ObjectReference, 
 		if svc.Disable {
 			continue
 		}
+		if ref, ok := policies[svc.Template]; ok {
+			p.Spec.PolicyRefs = append(p.Spec.PolicyRefs, ref)
+			continue
+		}
 		src, ok := charts[svc.Template]
 		if !ok {
 			skipped = append(skipped, svc.Name)
@@ -114,6 +120,18 @@ func profileFor(mcs *unstructured.Unstructured, cluster corev1.ObjectReference, 
 		})
 	}
 	return p, skipped, nil
+}
+
+// policyRef returns the policyRef KCM makes for a ServiceTemplate of plain resources: the ConfigMap or Secret of
+// its spec.resources.localSourceRef, in the template's namespace, deployed to the selected cluster.
+func policyRef(st *unstructured.Unstructured) (addonv1.PolicyRef, bool) {
+	kind, _, _ := unstructured.NestedString(st.Object, "spec", "resources", "localSourceRef", "kind")
+	name, _, _ := unstructured.NestedString(st.Object, "spec", "resources", "localSourceRef", "name")
+	if kind == "" || name == "" {
+		return addonv1.PolicyRef{}, false
+	}
+	return addonv1.PolicyRef{Kind: kind, Name: name, Namespace: st.GetNamespace(),
+		DeploymentType: addonv1.DeploymentTypeRemote}, true
 }
 
 // sveltosClusterRef returns the ClusterProfile reference to the SveltosCluster namespace/name.
