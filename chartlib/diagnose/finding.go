@@ -56,6 +56,9 @@ const (
 	CodeOperatorWarning Code = "OperatorWarning"
 	// CodeObjectNotReady: an operator-made object (PromxyServerGroup, VMStorageConnection) has a False condition.
 	CodeObjectNotReady Code = "ObjectNotReady"
+	// CodePromxyNotRunning: a PromxyServerGroup waits for a Running promxy pod to reload its config (operator reason
+	// NoPromxyPods); reported once, on the management cluster, where promxy runs.
+	CodePromxyNotRunning Code = "PromxyNotRunning"
 	// CodeServiceFailed: KCM or Sveltos reports a service of the cluster as failed.
 	CodeServiceFailed Code = "ServiceFailed"
 	// CodeServiceInProgress: KCM or Sveltos reports a service as provisioning, pending or deleting.
@@ -94,6 +97,7 @@ func Catalogue() []CatalogueEntry {
 		{CodeRegionalUnusable, SeverityError}, {CodeNotSelected, SeverityError},
 		{CodeOperatorObjectMissing, SeverityError}, {CodeOperatorObjectDiffers, SeverityWarning},
 		{CodeOperatorWarning, SeverityError}, {CodeObjectNotReady, SeverityError},
+		{CodePromxyNotRunning, SeverityWarning},
 		{CodeServiceFailed, SeverityError}, {CodeServiceInProgress, SeverityInfo},
 		{CodeServiceNotDelivered, SeverityWarning}, {CodeNotListed, SeverityWarning},
 		{CodeMCSConditionFalse, SeverityError}, {CodeMCSMissing, SeverityError}, {CodeMCSDiffers, SeverityWarning},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/fleet"
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/names"
 )
@@ -137,12 +138,32 @@ func (b *builder) objectFindings(c *Cluster, o OperatorObject, required bool) {
 				"than the charts the prediction renders (see the prediction's charts)"))
 	}
 	for _, cond := range o.Conditions {
+		if cond.Status == string(metav1.ConditionFalse) && cond.Reason == kofv1.ReasonNoPromxyPods {
+			b.promxyNotRunning(o, cond)
+			continue
+		}
 		if cond.Status == string(metav1.ConditionFalse) {
 			c.Findings = append(c.Findings, newFinding(CodeObjectNotReady, c.Dir, o.Ref(),
 				"status.conditions["+cond.Type+"]", fmt.Sprintf("%s is not %s (%s): %s", o.Ref(), cond.Type,
 					cond.Reason, cond.Message), "fix what the message names; the operator retries"))
 		}
 	}
+}
+
+// promxyNotRunning reports, once per diagnosis and on the management cluster, that the config of PromxyServerGroup
+// o waits for a Running promxy pod: the groups themselves are fine (the config Secret holds them and a starting pod
+// loads it), the promxy Deployment is what to look at.
+func (b *builder) promxyNotRunning(o OperatorObject, cond Condition) {
+	m := b.mgmt()
+	for _, f := range m.Findings {
+		if f.Code == CodePromxyNotRunning {
+			return
+		}
+	}
+	m.Findings = append(m.Findings, newFinding(CodePromxyNotRunning, m.Dir, o.Ref(),
+		"status.conditions["+cond.Type+"]", "promxy has not loaded the server groups: "+cond.Message,
+		"check kof-mothership's promxy Deployment and its pods (scheduling, image pull, crash loop); the operator "+
+			"reloads promxy as soon as a pod runs"))
 }
 
 // predictedObject returns the predicted operator output w, nil when the prediction has none.
@@ -348,7 +369,11 @@ func (b *builder) operatorWarnings() {
 			}
 		}
 		for _, k := range order {
-			if e := latest[k]; e.Type == corev1.EventTypeWarning {
+			e := latest[k]
+			if e.Type == corev1.EventTypeWarning && e.Reason == kofv1.ReasonNoPromxyPods {
+				continue // the PromxyNotRunning finding of the management cluster covers it (promxyNotRunning)
+			}
+			if e.Type == corev1.EventTypeWarning {
 				c.Findings = append(c.Findings, newFinding(CodeOperatorWarning, c.Dir, e.Object, "",
 					fmt.Sprintf("the kof-operator reports %s: %s", e.Reason, e.Message),
 					"fix what the message names; the operator reconciles again when the object changes"))
