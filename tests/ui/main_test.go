@@ -19,8 +19,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/internal/harness"
 	"kof.dev/kof/chartlib/manifest"
+	"kof.dev/kof/internal/harness"
 )
 
 // operatorWait bounds the wait for the kof-operator's objects.
