@@ -227,14 +227,15 @@ func str(obj map[string]any, path ...string) string {
 	return s
 }
 
-// WaitFlux waits until Flux reports every HelmRelease of a local chart Ready for its current generation and
+// WaitFlux waits until Flux reports every HelmRelease of a KOF chart (one from kofRepo, the URL of KOF's
+// HelmRepository: the session's chart repository or a release registry) Ready for its current generation and
 // every other HelmRelease has been looked at (not Ready: its chart needs the internet), then returns them all in
-// install order. Errors: the timeout, naming each local release that is not Ready with Flux's message, or a Flux
+// install order. Errors: the timeout, naming each KOF release that is not Ready with Flux's message, or a Flux
 // controller that ended.
-func (s *Session) WaitFlux(ctx context.Context, timeout time.Duration) ([]FluxRelease, error) {
+func (s *Session) WaitFlux(ctx context.Context, timeout time.Duration, kofRepo string) ([]FluxRelease, error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		rels, err := ReadFluxReleases(ctx, s.ControlPlane.Client, s.Charts.URL)
+		rels, err := ReadFluxReleases(ctx, s.ControlPlane.Client, kofRepo)
 		if err != nil {
 			return nil, err
 		}

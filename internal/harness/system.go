@@ -286,7 +286,11 @@ func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*rel
 	in.Release = rel
 	s.progress("helm: release %s/%s revision %d %s (%s)", rel.Namespace, rel.Name, rel.Version, rel.Info.Status,
 		rel.Chart.Metadata.Version)
-	in.Releases, err = s.WaitFlux(ctx, FluxWait)
+	kofRepo := s.Charts.URL
+	if u, ok, _ := unstructured.NestedString(vals, "global", "helmRepo", "kofManaged", "url"); ok && u != "" {
+		kofRepo = u
+	}
+	in.Releases, err = s.WaitFlux(ctx, FluxWait, kofRepo)
 	if err != nil {
 		return rel, err
 	}

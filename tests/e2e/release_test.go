@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -287,17 +286,21 @@ func helmInstallOCI(t *testing.T, umbrella *release.ChartEntry) func(context.Con
 // points at the release registry, and the kof-operator Deployment runs the pinned image.
 func checkLiveObjects(t *testing.T, ctx context.Context, m *release.Manifest) {
 	t.Helper()
-	var repos sourcev1.HelmRepositoryList
-	if err := c().List(ctx, &repos, client.InNamespace(harness.KCMNamespace)); err != nil {
+	repos := &unstructured.UnstructuredList{}
+	repos.SetAPIVersion("source.toolkit.fluxcd.io/v1")
+	repos.SetKind("HelmRepositoryList")
+	if err := c().List(ctx, repos, client.InNamespace(harness.KCMNamespace)); err != nil {
 		t.Fatal(err)
 	}
 	want := "oci://" + m.Registry + "/" + release.ChartsPath
 	found := false
 	for _, r := range repos.Items {
-		if r.Name == "kof-repo" {
+		if r.GetName() == "kof-repo" {
 			found = true
-			if r.Spec.URL != want || !r.Spec.Insecure {
-				t.Errorf("HelmRepository kof-repo url %s insecure %v, want %s insecure", r.Spec.URL, r.Spec.Insecure, want)
+			url, _, _ := unstructured.NestedString(r.Object, "spec", "url")
+			insecure, _, _ := unstructured.NestedBool(r.Object, "spec", "insecure")
+			if url != want || !insecure {
+				t.Errorf("HelmRepository kof-repo url %s insecure %v, want %s insecure", url, insecure, want)
 			}
 		}
 	}
