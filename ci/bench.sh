@@ -45,6 +45,7 @@ bench ./tests/charts/remote/ . 1s
 bench ./operator/rules/ . 1x
 bench ./operator/promxy/ . 1x
 bench ./operator/internal/scale/ . 1x
+bench ./operator/columnar/ . 3x
 bench ./operator/coldstorage/ . 3x
 bench ./operator/auditlog/ . 3x
 

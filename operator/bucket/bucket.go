@@ -23,8 +23,11 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
-// PartSize is the multipart part size of streamed uploads: the most one upload holds in memory.
-const PartSize = 16 << 20
+// PartSize is the multipart part size of streamed uploads: the most one upload holds in memory. It is S3's smallest
+// part size (5 MiB, https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html), which bounds an object at
+// 10,000 parts = 50 GiB and keeps the buffer that the upload fills, and so the exporters' resident memory, small
+// and the same for a small hour and a large one.
+const PartSize = 5 << 20
 
 // ErrPrecondition is returned by a conditional write whose condition failed (the object exists for IfAbsent, or
 // has another ETag for IfMatch).

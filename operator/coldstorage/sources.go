@@ -156,7 +156,9 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 			}
 			labels = append(labels, [2]string{l.Name, l.Value})
 		}
-		w.Series(name, labels)
+		if err := w.Series(name, labels); err != nil {
+			return err
+		}
 		for i, ts := range s.Timestamps {
 			if err := w.Sample(ts, s.Values[i]); err != nil {
 				return err

@@ -29,13 +29,17 @@ func TestMetricColumns(t *testing.T) {
 func TestMetricWriterRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewMetricWriter(&buf, Options{RowGroupRows: 3})
-	w.Series("up", [][2]string{{"job", "a"}, {"tenant", "t"}})
+	if err := w.Series("up", [][2]string{{"job", "a"}, {"tenant", "t"}}); err != nil {
+		t.Fatal(err)
+	}
 	for i := int64(0); i < 4; i++ {
 		if err := w.Sample(1000*i, float64(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	w.Series("bare", nil)
+	if err := w.Series("bare", nil); err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Sample(5000, 0.5); err != nil {
 		t.Fatal(err)
 	}
@@ -77,5 +81,44 @@ func TestWriterSummary(t *testing.T) {
 	sum, err := w.Close()
 	if err != nil || sum.Rows != 2 || sum.Bytes != int64(buf.Len()) || sum.MinTime.Format(time.RFC3339) != "2026-06-29T16:59:59Z" {
 		t.Errorf("summary = %+v, %v", sum, err)
+	}
+}
+
+// TestMetricWriterRowGroups checks that row groups hold at most RowGroupRows rows when a series spans several
+// chunks and row groups, and that every sample comes back in order.
+func TestMetricWriterRowGroups(t *testing.T) {
+	var buf bytes.Buffer
+	const n, group = 3*chunkRows + 7, 1000
+	w := NewMetricWriter(&buf, Options{RowGroupRows: group})
+	if err := w.Series("up", [][2]string{{"job", "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(0); i < n; i++ {
+		if err := w.Sample(i, float64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int64
+	for _, rg := range f.RowGroups() {
+		sizes = append(sizes, rg.NumRows())
+	}
+	if d := cmp.Diff([]int64{1000, 1000, 1000, 79}, sizes); d != "" {
+		t.Errorf("row group sizes (-want +got):\n%s", d)
+	}
+	rows, err := parquet.Read[MetricRow](bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.Timestamp.UnixMilli() != int64(i) || r.Value != float64(i) || r.Labels["job"] != "a" {
+			t.Fatalf("row %d = %+v", i, r)
+		}
 	}
 }
