@@ -127,7 +127,9 @@ func auditLines(t *testing.T) [][]byte {
 // logs/audit): filelog/audit with a json_parser keeps the raw line as the body and the parsed event as attributes
 // (plus log.file.name), resource/k8sclustername adds k8s.cluster.name, otlphttp posts OTLP protobuf to
 // /insert/opentelemetry/v1/logs, and the cluster's VMUser route adds `extra_fields=tenant=<id>` for a child
-// (docs/contract.md "VMUser routes"). It returns the expected event count per stream, tenant and window.
+// (docs/contract.md "VMUser routes"). It places the lines in three past hours, which the real collector (it stamps a
+// record with the time it reads the line) cannot do; tests/exporters runs the real collector on the current hour. It
+// returns the expected event count per stream, tenant and window.
 func ship(t *testing.T, vl *testserver.Server, lines [][]byte) map[seriesKey]int {
 	t.Helper()
 	want := map[seriesKey]int{}

@@ -1,0 +1,437 @@
+package exporters
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"kof.dev/kof/chartlib/collector"
+	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/operator/auditlog"
+	"kof.dev/kof/operator/bucket"
+	"kof.dev/kof/operator/evidence"
+	"kof.dev/kof/operator/testserver"
+	"kof.dev/kof/operator/victoria"
+	"kof.dev/kof/operator/window"
+)
+
+// auditPipeline is the node collector's audit log pipeline (charts/kof-collectors, templates/_collectors.tpl).
+const auditPipeline = "logs/audit"
+
+// auditCluster is one cluster of the trail: its name (k8s.cluster.name) and the tenant its VMUser route adds (""
+// for the management cluster, whose collectors write with the admin VMUser: the PLATFORM stream).
+type auditCluster struct{ name, tenant string }
+
+// TestAuditTrailThroughTheCollector runs the audit path as a cluster runs it: for the management cluster and two
+// tenants' child clusters, a kube-apiserver (envtest, bin/) with an audit policy writes its audit log into the file
+// that the node collector of kof-collectors (rendered with chartlib, run with the real bin/otelcol, its audit
+// filelog pipeline only) tails and sends to a real VictoriaLogs; then the audit-logs exporter exports the hour into a
+// real MinIO and `kof audit verify` (the built CLI) passes on every window, whose event counts equal the audit lines
+// each apiserver wrote. The VMUser route that adds `extra_fields=tenant=<id>` in front of VictoriaLogs
+// (docs/contract.md "VMUser routes") is the query of the rendered endpoint here.
+func TestAuditTrailThroughTheCollector(t *testing.T) {
+	otelcol := filepath.Join(root, "bin", "otelcol")
+	if _, err := os.Stat(otelcol); err != nil {
+		t.Fatalf("bin/otelcol: %v (run make tools)", err)
+	}
+	vl, minio := testserver.VictoriaLogs(t), testserver.MinIO(t)
+	ctx := context.Background()
+	awayFromHourEnd(t, 4*time.Minute)
+	h := window.Of(time.Now())
+	clusters := []auditCluster{{"mothership", ""}, {"child-acme", "acme"}, {"child-globex", "globex"}}
+	want := map[string][]string{}
+	for _, c := range clusters {
+		col := startAuditCollector(t, otelcol, vl.URL, c)
+		lines := writeAuditLog(t, col.file, c)
+		waitForRecords(t, vl.URL, h, c, len(lines))
+		col.stop(t)
+		want[streamKey(c)] = lines
+	}
+	if window.Of(time.Now()) != h {
+		t.Fatalf("the shipping crossed the end of hour %s", h)
+	}
+
+	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit-trail", UsePathStyle: true,
+		AccessKey: testserver.MinIOAccessKey, SecretKey: testserver.MinIOSecretKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Create(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "signing.key")
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(priv)
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		auditlog.EnvLogsURL: vl.URL, auditlog.EnvS3Bucket: "kof-audit-trail", auditlog.EnvS3Endpoint: minio.URL,
+		auditlog.EnvS3UsePathStyle: "true", auditlog.EnvS3AccessKey: testserver.MinIOAccessKey,
+		auditlog.EnvS3SecretKey: testserver.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
+	}
+	cfg, err := auditlog.FromEnv(func(k string) string { return env[k] }, os.ReadFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	e, err := auditlog.New(cfg, auditlog.Options{Log: slog.New(slog.NewJSONHandler(&logs, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := e.RunWindows(ctx, []window.Hour{h}); len(res.Failed) > 0 || res.Exported != len(clusters) {
+		t.Fatalf("export of %s: exported %d, failed %v; want %d windows\n%s", h, res.Exported, res.Failed, len(clusters), logs.String())
+	}
+
+	kof := filepath.Join(bins, "kof")
+	build := exec.Command("go", "build", "-o", kof, "./tools/kof")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./tools/kof: %v\n%s", err, out)
+	}
+	verify := exec.Command(kof, "audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "kof-audit-trail", "--path-style")
+	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+testserver.MinIOAccessKey, "S3_SECRET_KEY="+testserver.MinIOSecretKey)
+	out, err := verify.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kof audit verify: %v\n%s", err, out)
+	}
+	rows := verifiedWindows(t, string(out))
+	for key, lines := range want {
+		if got, ok := rows[key+" "+h.String()]; !ok || got != strconv.Itoa(len(lines))+" OK" {
+			t.Errorf("kof audit verify, %s %s: %q; want %d events OK\n%s", key, h, got, len(lines), out)
+		}
+		stream, tenant, _ := strings.Cut(key, " ")
+		if d := cmp.Diff(sorted(lines), exportedMessages(t, b, evidence.Folder(stream, tenant, h)+evidence.DataName)); d != "" {
+			t.Errorf("%s %s: the exported events' _msg differ from the apiserver's audit lines (-want +got):\n%s", key, h, d)
+		}
+	}
+	if len(rows) != len(want) {
+		t.Errorf("kof audit verify lists %d windows, want %d:\n%s", len(rows), len(want), out)
+	}
+}
+
+// exportedMessages returns the sorted `_msg` fields (the audit lines as the collector read them) of the events in the
+// gzip NDJSON object key.
+func exportedMessages(t *testing.T, b *bucket.Bucket, key string) []string {
+	t.Helper()
+	data, _, err := b.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+	var out []string
+	dec := json.NewDecoder(zr)
+	for dec.More() {
+		var ev map[string]string
+		if err := dec.Decode(&ev); err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		out = append(out, ev["_msg"])
+	}
+	return sorted(out)
+}
+
+// sorted returns a sorted copy of list.
+func sorted(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return out
+}
+
+// streamKey returns `<stream> <tenant>` of cluster c's audit events.
+func streamKey(c auditCluster) string {
+	if c.tenant == "" {
+		return evidence.StreamPlatform + " " + evidence.TenantPlatform
+	}
+	return evidence.StreamTenant + " " + c.tenant
+}
+
+// verifiedWindows reads the table of `kof audit verify` into `<stream> <tenant> <window>` → `<events> <result>`.
+func verifiedWindows(t *testing.T, out string) map[string]string {
+	t.Helper()
+	rows := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 || f[0] == "STREAM" {
+			continue
+		}
+		rows[strings.Join(f[:3], " ")] = strings.Join(f[3:], " ")
+	}
+	return rows
+}
+
+// awayFromHourEnd waits for the next hour when less than margin is left of this one, so that the whole shipping
+// falls in one window.
+func awayFromHourEnd(t *testing.T, margin time.Duration) {
+	t.Helper()
+	now := time.Now()
+	if left := window.Of(now).End.Sub(now); left < margin {
+		t.Logf("waiting %s for the next hour", left)
+		time.Sleep(left + time.Second)
+	}
+}
+
+// auditCollector is a running node collector.
+type auditCollector struct {
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	file string // the audit log file its filelog/audit receiver tails
+}
+
+// startAuditCollector renders kof-collectors for cluster c with the audit endpoint of VictoriaLogs at vlURL, keeps
+// the node collector's audit pipeline, lays its mounts out under a scratch node folder (collector.OnNode), starts
+// bin/otelcol with it and returns once the receiver watches the audit log file.
+func startAuditCollector(t *testing.T, otelcol, vlURL string, c auditCluster) *auditCollector {
+	t.Helper()
+	endpoint := vlURL + "/insert/opentelemetry/v1/logs"
+	if c.tenant != "" {
+		endpoint += "?" + url.Values{"extra_fields": {"tenant=" + c.tenant}}.Encode()
+	}
+	chrt, err := render.Load(filepath.Join(root, "charts", collector.CollectorsChart))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := render.Chart(context.Background(), render.Options{Chart: chrt, ReleaseName: collector.CollectorsChart, Namespace: namespace,
+		Values: map[string]any{
+			"kof":                      map[string]any{"basicAuth": false, "auditLogs": map[string]any{"endpoint": endpoint}},
+			"opentelemetry-kube-stack": map[string]any{"clusterName": c.name},
+		}})
+	if err != nil {
+		t.Fatalf("render kof-collectors: %v", err)
+	}
+	var node *unstructured.Unstructured
+	for _, o := range set.Objects() {
+		if mode, _, _ := unstructured.NestedString(o.Object, "spec", "mode"); o.GetKind() == collector.CollectorKind && mode == "daemonset" {
+			node = o
+		}
+	}
+	if node == nil {
+		t.Fatal("kof-collectors renders no node collector")
+	}
+	cfgs, err := collector.FromObjects(c.name, []*unstructured.Unstructured{node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeRoot := filepath.Join(t.TempDir(), "node")
+	body, err := collector.OnNode(cfgs[0].Body, cfgs[0].Mounts, cfgs[0].Env, nodeRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := auditOnly(t, body)
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A first event, there before the collector starts: the receiver watches only files with content, from their
+	// end (start_at: end, as rendered), so this one is not shipped.
+	seed := `{"kind":"Event","apiVersion":"audit.k8s.io/v1","level":"Metadata","auditID":"seed","stage":"ResponseComplete"}`
+	if err := os.WriteFile(file, []byte(seed+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err := yaml.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgFile, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	col := &auditCollector{log: &bytes.Buffer{}, file: file}
+	col.cmd = exec.Command(otelcol, "--config=file:"+cfgFile)
+	for k, v := range cfgs[0].Env {
+		col.cmd.Env = append(col.cmd.Env, k+"="+v)
+	}
+	col.cmd.Stdout, col.cmd.Stderr = col.log, col.log
+	if err := col.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { col.stop(t) })
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(col.log.String(), "Started watching file") {
+		if time.Now().After(deadline) || col.cmd.ProcessState != nil {
+			t.Fatalf("the collector of %s does not watch %s:\n%s", c.name, file, col.log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return col
+}
+
+// stop ends the collector (once).
+func (c *auditCollector) stop(t *testing.T) {
+	t.Helper()
+	if c.cmd.Process == nil || c.cmd.ProcessState != nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// auditOnly reduces the node collector config body to its audit pipeline: the other pipelines, and the receivers,
+// processors and exporters only they use, are removed; the health check and the collector's own metrics listen on
+// free loopback ports. It returns the first file the filelog/audit receiver includes.
+func auditOnly(t *testing.T, body map[string]any) string {
+	t.Helper()
+	service := body["service"].(map[string]any)
+	pipelines := service["pipelines"].(map[string]any)
+	audit, ok := pipelines[auditPipeline].(map[string]any)
+	if !ok {
+		t.Fatalf("the node collector has no %s pipeline", auditPipeline)
+	}
+	service["pipelines"] = map[string]any{auditPipeline: audit}
+	for _, kind := range []string{"receivers", "processors", "exporters"} {
+		used := map[string]bool{}
+		for _, id := range audit[kind].([]any) {
+			used[id.(string)] = true
+		}
+		m, _ := body[kind].(map[string]any)
+		for id := range m {
+			if !used[id] {
+				delete(m, id)
+			}
+		}
+	}
+	if ext, ok := body["extensions"].(map[string]any); ok {
+		if hc, ok := ext["health_check"].(map[string]any); ok {
+			hc["endpoint"] = loopbackAddr(t)
+		}
+	}
+	host, port, _ := net.SplitHostPort(loopbackAddr(t))
+	p, _ := strconv.Atoi(port)
+	service["telemetry"] = map[string]any{"metrics": map[string]any{"level": "basic", "readers": []any{
+		map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": host, "port": p}}}}}}}
+	recv := body["receivers"].(map[string]any)["filelog/audit"].(map[string]any)
+	include, _ := recv["include"].([]any)
+	if len(include) == 0 {
+		t.Fatal("filelog/audit includes no file")
+	}
+	return include[0].(string)
+}
+
+// loopbackAddr returns a free `127.0.0.1:<port>`.
+func loopbackAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// writeAuditLog starts a kube-apiserver (envtest, bin/) with an audit policy and --audit-log-path file, makes API
+// calls in a namespace named for the cluster, stops it and returns the audit lines it appended to file.
+func writeAuditLog(t *testing.T, file string, c auditCluster) []string {
+	t.Helper()
+	before := len(readLines(t, file))
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(root, "bin")}
+	args := env.ControlPlane.GetAPIServer().Configure()
+	args.Set("audit-policy-file", policy)
+	args.Set("audit-log-path", file)
+	args.Set("audit-log-mode", "blocking")
+	rc, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		t.Fatalf("start kube-apiserver with auditing: %v", err)
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ns := "ns-" + c.name
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"k": "v"}}
+		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readLines(t, file)[before:]
+	if len(lines) < 10 {
+		t.Fatalf("the apiserver of %s wrote %d audit lines; want the calls made", c.name, len(lines))
+	}
+	return lines
+}
+
+// readLines returns the lines of file, without their newlines.
+func readLines(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+}
+
+// waitForRecords waits until VictoriaLogs holds n records of cluster c (its k8s.cluster.name and tenant) in h, and
+// fails when it holds more.
+func waitForRecords(t *testing.T, vlURL string, h window.Hour, c auditCluster, n int) {
+	t.Helper()
+	logs := victoria.Logs{Endpoint: victoria.Endpoint{Base: vlURL, HTTP: victoria.NewHTTPClient()}}
+	query := victoria.TimeFilter(h) + " " + victoria.Exact("k8s.cluster.name", c.name) + " " + victoria.Exact("tenant", c.tenant)
+	got := 0
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if r, err := http.Get(vlURL + "/internal/force_flush"); err == nil { //nolint:noctx // loopback
+			_ = r.Body.Close()
+		}
+		got = 0
+		if err := logs.Query(context.Background(), query, func(*victoria.Record) error { got++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got >= n {
+			break
+		}
+	}
+	if got != n {
+		t.Fatalf("VictoriaLogs holds %d audit records of %s in %s, want the %d lines the apiserver wrote", got, c.name, h, n)
+	}
+}
