@@ -143,10 +143,13 @@ func (m metricsReader) values(ctx context.Context, label string, h window.Hour, 
 }
 
 func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, out io.Writer, opts columnar.Options) (columnar.Summary, error) {
-	w := columnar.NewMetricWriter(out, opts)
+	w, err := columnar.NewMetricWriter(out, opts)
+	if err != nil {
+		return columnar.Summary{}, err
+	}
 	sel := m.selector(matcher(m.sel.Tenant, p.TenantValues), matcher(m.sel.Cluster, p.ClusterValues))
 	var labels [][2]string
-	err := m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
+	err = m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
 		labels = labels[:0]
 		name := ""
 		for _, l := range s.Labels {
@@ -231,8 +234,11 @@ func (l logsReader) query(p Partition, h window.Hour) string {
 
 func (l logsReader) write(ctx context.Context, p Partition, h window.Hour, out io.Writer, opts columnar.Options) (columnar.Summary, error) {
 	if l.spans {
-		w := columnar.New[columnar.SpanRow](out, opts)
-		err := l.api.Query(ctx, l.query(p, h), func(r *victoria.Record) error {
+		w, err := columnar.New[columnar.SpanRow](out, opts)
+		if err != nil {
+			return columnar.Summary{}, err
+		}
+		err = l.api.Query(ctx, l.query(p, h), func(r *victoria.Record) error {
 			row, err := SpanOf(r)
 			if err != nil {
 				return err
@@ -244,8 +250,11 @@ func (l logsReader) write(ctx context.Context, p Partition, h window.Hour, out i
 		}
 		return w.Close()
 	}
-	w := columnar.New[columnar.LogRow](out, opts)
-	err := l.api.Query(ctx, l.query(p, h), func(r *victoria.Record) error {
+	w, err := columnar.New[columnar.LogRow](out, opts)
+	if err != nil {
+		return columnar.Summary{}, err
+	}
+	err = l.api.Query(ctx, l.query(p, h), func(r *victoria.Record) error {
 		row, err := LogOf(r)
 		if err != nil {
 			return err

@@ -17,7 +17,10 @@ func BenchmarkMetricWriter(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		w := NewMetricWriter(io.Discard, Options{})
+		w, err := NewMetricWriter(io.Discard, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
 		for s := 0; s < series; s++ {
 			if err := w.Series("container_cpu_usage_seconds_total", labels[s]); err != nil {
 				b.Fatal(err)

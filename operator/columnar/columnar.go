@@ -60,21 +60,25 @@ type Options struct {
 	CreatedBy string
 }
 
-// New returns a Writer of T writing to w.
-func New[T Row](w io.Writer, opts Options) *Writer[T] {
+// New returns a Writer of T writing to w. Errors are errors of the compression codec's setup.
+func New[T Row](w io.Writer, opts Options) (*Writer[T], error) {
 	rows := opts.RowGroupRows
 	if rows <= 0 {
 		rows = DefaultRowGroupRows
 	}
 	m := &measure{w: w, h: sha256.New()}
+	codec, err := newZstdCodec(1)
+	if err != nil {
+		return nil, err
+	}
 	wopts := []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(rows),
 	}
 	if opts.CreatedBy != "" {
 		wopts = append(wopts, parquet.CreatedBy(opts.CreatedBy, "", ""))
 	}
-	return &Writer[T]{pw: parquet.NewGenericWriter[T](m, wopts...), out: m, buf: make([]T, 0, batch)}
+	return &Writer[T]{pw: parquet.NewGenericWriter[T](m, wopts...), out: m, buf: make([]T, 0, batch)}, nil
 }
 
 // Write adds one row. Errors are write errors of the underlying writer.

@@ -28,7 +28,10 @@ func TestMetricColumns(t *testing.T) {
 // them and the summary.
 func TestMetricWriterRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
-	w := NewMetricWriter(&buf, Options{RowGroupRows: 3})
+	w, err := NewMetricWriter(&buf, Options{RowGroupRows: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Series("up", [][2]string{{"job", "a"}, {"tenant", "t"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,10 @@ func TestMetricWriterRoundTrip(t *testing.T) {
 // TestWriterSummary checks the generic writer's summary against the bytes written.
 func TestWriterSummary(t *testing.T) {
 	var buf bytes.Buffer
-	w := New[LogRow](&buf, Options{})
+	w, err := New[LogRow](&buf, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"2026-06-29T17:00:00.5Z", "2026-06-29T16:59:59Z"} {
 		ts, _ := time.Parse(time.RFC3339Nano, s)
 		if err := w.Write(LogRow{Timestamp: ts, Body: "x"}); err != nil {
@@ -89,7 +95,10 @@ func TestWriterSummary(t *testing.T) {
 func TestMetricWriterRowGroups(t *testing.T) {
 	var buf bytes.Buffer
 	const n, group = 3*chunkRows + 7, 1000
-	w := NewMetricWriter(&buf, Options{RowGroupRows: group})
+	w, err := NewMetricWriter(&buf, Options{RowGroupRows: group})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Series("up", [][2]string{{"job", "a"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +129,31 @@ func TestMetricWriterRowGroups(t *testing.T) {
 		if r.Timestamp.UnixMilli() != int64(i) || r.Value != float64(i) || r.Labels["job"] != "a" {
 			t.Fatalf("row %d = %+v", i, r)
 		}
+	}
+}
+
+// TestZstdCodecRoundTrip checks that the codec's frames decode to the input, with parquet-go's own ZSTD codec (the
+// one readers of the file use) and with its own decoder, and that corrupt input is an error.
+func TestZstdCodecRoundTrip(t *testing.T) {
+	c, err := newZstdCodec(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := bytes.Repeat([]byte("container_cpu_usage_seconds_total pod-17 "), 20000) // larger than the window
+	enc, err := c.Encode(nil, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc) >= len(src)/10 {
+		t.Errorf("compressed %d bytes to %d; want a tenth or less", len(src), len(enc))
+	}
+	for name, dec := range map[string]func(dst, src []byte) ([]byte, error){"parquet.Zstd": parquet.Zstd.Decode, "zstdCodec": c.Decode} {
+		got, err := dec(nil, enc)
+		if err != nil || !bytes.Equal(got, src) {
+			t.Errorf("%s: decoded %d bytes (err %v), want the %d input bytes", name, len(got), err, len(src))
+		}
+	}
+	if _, err := c.Decode(nil, []byte("not zstd")); err == nil {
+		t.Error("decoding corrupt input gave no error")
 	}
 }

@@ -49,15 +49,19 @@ type MetricWriter struct {
 	sum Summary
 }
 
-// NewMetricWriter returns a MetricWriter writing to w.
-func NewMetricWriter(w io.Writer, opts Options) *MetricWriter {
+// NewMetricWriter returns a MetricWriter writing to w. Errors are errors of the compression codec's setup.
+func NewMetricWriter(w io.Writer, opts Options) (*MetricWriter, error) {
 	rows := opts.RowGroupRows
 	if rows <= 0 {
 		rows = DefaultRowGroupRows
 	}
 	m := &measure{w: w, h: sha256.New()}
+	codec, err := newZstdCodec(1)
+	if err != nil {
+		return nil, err
+	}
 	wopts := []parquet.WriterOption{
-		parquet.Compression(&parquet.Zstd),
+		parquet.Compression(codec),
 		parquet.MaxRowsPerRowGroup(rows),
 		// Label keys and values are long, repeated byte arrays: page min/max bounds over them cost more than the
 		// rest of a row and prune nothing the partition folders do not.
@@ -74,7 +78,7 @@ func NewMetricWriter(w io.Writer, opts Options) *MetricWriter {
 	return &MetricWriter{
 		pw: pw, cols: pw.ColumnWriters(), out: m, maxRows: rows,
 		ts: make([]int64, 0, chunkRows), vals: make([]float64, 0, chunkRows),
-	}
+	}, nil
 }
 
 // Series starts a series: the samples written next carry name and labels (name/value pairs, `__name__` already
@@ -129,20 +133,9 @@ func (w *MetricWriter) flushChunk() error {
 	if n == 0 {
 		return nil
 	}
-	b := &w.buf
-	for i := range b {
-		b[i] = b[i][:0]
-	}
-	for i, ms := range w.ts {
-		b[colTimestamp] = append(b[colTimestamp], parquet.Int64Value(ms).Level(0, 0, colTimestamp))
-		b[colValue] = append(b[colValue], parquet.DoubleValue(w.vals[i]).Level(0, 0, colValue))
-		b[colMetricName] = append(b[colMetricName], w.name)
-		b[colLabelKey] = append(b[colLabelKey], w.keys...)
-		b[colLabelValue] = append(b[colLabelValue], w.values...)
-	}
-	for i, c := range w.cols {
-		if _, err := c.WriteRowValues(b[i]); err != nil {
-			return fmt.Errorf("write parquet column %d: %w", i, err)
+	for col := range w.cols {
+		if err := w.writeColumn(col, n); err != nil {
+			return fmt.Errorf("write parquet column %d: %w", col, err)
 		}
 	}
 	w.ts, w.vals = w.ts[:0], w.vals[:0]
@@ -154,6 +147,37 @@ func (w *MetricWriter) flushChunk() error {
 		w.inGroup = 0
 	}
 	return nil
+}
+
+// writeColumn encodes the values of leaf column col for the n pending samples into its reused buffer and writes
+// them to the column's writer.
+func (w *MetricWriter) writeColumn(col, n int) error {
+	b := w.buf[col][:0]
+	switch col {
+	case colTimestamp:
+		for _, ms := range w.ts {
+			b = append(b, parquet.Int64Value(ms).Level(0, 0, colTimestamp))
+		}
+	case colValue:
+		for _, v := range w.vals {
+			b = append(b, parquet.DoubleValue(v).Level(0, 0, colValue))
+		}
+	case colMetricName:
+		for range n {
+			b = append(b, w.name)
+		}
+	case colLabelKey:
+		for range n {
+			b = append(b, w.keys...)
+		}
+	case colLabelValue:
+		for range n {
+			b = append(b, w.values...)
+		}
+	}
+	w.buf[col] = b
+	_, err := w.cols[col].WriteRowValues(b)
+	return err
 }
 
 // Close writes the pending samples and the footer and returns the file's summary. It does not close the
