@@ -47,7 +47,9 @@ func (c *zstdCodec) String() string { return "ZSTD" }
 func (c *zstdCodec) CompressionCodec() format.CompressionCodec { return format.Zstd }
 
 // Encode returns src compressed as one ZSTD frame, in dst's memory when it is large enough.
-func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) { return c.enc.EncodeAll(src, dst[:0]), nil }
+func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
+	return c.enc.EncodeAll(src, dst[:0]), nil
+}
 
 // Decode returns the ZSTD frames of src decompressed, in dst's memory when it is large enough. Errors are corrupt
 // input.
