@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/endpoints"
@@ -59,8 +60,9 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 					kofv1.RegionalClusterNameLabel, r.Role, kofv1.RoleRegional, kofv1.ClusterRoleLabel, kofv1.RoleRegional)
 			}
 		}
-		return Cluster{}, fmt.Errorf("%w: regional cluster %s/%s named by label %s not found",
-			errNoRegional, ref.Namespace, ref.Name, kofv1.RegionalClusterNameLabel)
+		return Cluster{}, fmt.Errorf("%w: regional cluster %s/%s named by label %s not found; set it to one of %s "+
+			"(and %s to its namespace), or remove it to bind by cloud and location", errNoRegional, ref.Namespace,
+			ref.Name, kofv1.RegionalClusterNameLabel, regionalKeys(regionals), kofv1.RegionalClusterNamespaceLabel)
 	}
 	var found []Cluster
 	for _, r := range regionals {
@@ -86,6 +88,21 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 		return found[i].Key() < found[j].Key()
 	})
 	return found[0], nil
+}
+
+// regionalKeys lists the `namespace/name` of every cluster of role regional in cs, sorted, or says there is none.
+func regionalKeys(cs []Cluster) string {
+	var keys []string
+	for _, c := range cs {
+		if c.Role == kofv1.RoleRegional {
+			keys = append(keys, c.Key())
+		}
+	}
+	if len(keys) == 0 {
+		return "the regional clusters (there is none yet)"
+	}
+	sort.Strings(keys)
+	return "the regional clusters [" + strings.Join(keys, " ") + "]"
 }
 
 // unknownCloud says why the cloud of c is unknown, naming spec.template.

@@ -123,7 +123,9 @@ func TestFindRegional(t *testing.T) {
 		{name: "unknown provider without label", child: cl("c", "kcm-system", "child", "hetzner", Location{}, nil),
 			wantErr: "set labels k0rdent.mirantis.com/kof-regional-cluster-name"},
 		{name: "label names missing regional", child: cl("c", "kcm-system", "child", "aws", use2,
-			map[string]string{kofv1.RegionalClusterNameLabel: "gone"}), wantErr: "kcm-system/gone named by label"},
+			map[string]string{kofv1.RegionalClusterNameLabel: "gone"}), wantErr: "regional cluster kcm-system/gone named by label k0rdent.mirantis.com/kof-regional-cluster-name not found; " +
+			"set it to one of the regional clusters [kcm-system/r-c kcm-system/r-eu kcm-system/r-hz other/r-a other/r-b] " +
+			"(and k0rdent.mirantis.com/kof-regional-cluster-namespace to its namespace), or remove it to bind by cloud and location"},
 		{name: "label names a child", child: cl("c", "kcm-system", "child", "aws", use2,
 			map[string]string{kofv1.RegionalClusterNameLabel: "not-regional"}),
 			wantErr: `cluster kcm-system/not-regional named by label k0rdent.mirantis.com/kof-regional-cluster-name exists but its role is "child", not "regional"`},
