@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 	"kof.dev/kof/chartlib/parity"
 	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/chartlib/values"
+	"kof.dev/kof/charts"
 )
 
 // newCheckCommand returns `kof check` with `values` and `names`.
@@ -42,6 +44,11 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 			"`ok: N files checked` (exit 0); findings exit 1.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			chartsDir, cleanup, err := checkChartsDir(chartsDir, cmd.Flags().Changed("charts"))
+			if err != nil {
+				return failed(err)
+			}
+			defer cleanup()
 			var findings []values.Finding
 			checked := files
 			if len(files) == 0 {
@@ -73,7 +80,8 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVarP(&files, "values", "f", nil, "values file to check (repeatable; merged like helm -f)")
-	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories")
+	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories (when not given "+
+		"and ./charts does not exist: the charts built into kof)")
 	cmd.Flags().StringVar(&chart, "chart", "kof", "chart the values are for")
 	return cmd
 }
@@ -90,6 +98,11 @@ func newCheckNamesCommand(s streams) *cobra.Command {
 			"defining any is an error.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			chartsDir, cleanup, err := checkChartsDir(chartsDir, cmd.Flags().Changed("charts"))
+			if err != nil {
+				return failed(err)
+			}
+			defer cleanup()
 			rep, err := parity.Check(cmd.Context(), chartsDir, parity.DefaultHelpers(), parity.DefaultCases())
 			if err != nil {
 				return failed(err)
@@ -110,8 +123,29 @@ func newCheckNamesCommand(s streams) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories")
+	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories (when not given "+
+		"and ./charts does not exist: the charts built into kof)")
 	return cmd
+}
+
+// checkChartsDir returns the charts folder a check reads and a cleanup to call when done: dir itself when the user
+// gave --charts (set) or dir exists, otherwise the charts built into kof (kof.dev/kof/charts.FS), copied into a new
+// temporary folder that cleanup removes, so the checks work from any folder as `kof render` does. The error is a
+// failure to create or fill the temporary folder.
+func checkChartsDir(dir string, set bool) (string, func(), error) {
+	if _, err := os.Stat(dir); set || err == nil {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "kof-charts-")
+	if err != nil {
+		return "", nil, fmt.Errorf("copy the charts built into kof: %w", err)
+	}
+	cleanup := func() { _ = os.RemoveAll(tmp) }
+	if err := os.CopyFS(tmp, charts.FS()); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("copy the charts built into kof to %s: %w", tmp, err)
+	}
+	return tmp, cleanup, nil
 }
 
 // sorted returns s sorted ascending (insertion sort; lists here are short).

@@ -29,6 +29,33 @@ func TestCheckValuesScenarioTypo(t *testing.T) {
 	}
 }
 
+// From a folder without charts/, `kof check values` and `kof check names` read the charts built into kof
+// (regression: they failed with "open charts/kof/values.schema.json: no such file or directory").
+func TestChecksUseEmbeddedChartsOutsideACheckout(t *testing.T) {
+	typo, err := filepath.Abs("../../chartlib/values/testdata/14-values-typo.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	code, out, errOut := kof(t, "check", "values", "-f", typo)
+	want := "kof-child.values.fromManagement.toManagmentCluster: unknown key; did you mean toManagementCluster?\n"
+	if code != exitFindings || out != want {
+		t.Errorf("check values: exit %d, stdout %q, stderr %q; want exit %d, stdout %q", code, out, errOut,
+			exitFindings, want)
+	}
+	if code, out, errOut := kof(t, "check", "values"); code != exitClean || out != "ok: 1 files checked\n" {
+		t.Errorf("check values of the defaults: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := kof(t, "check", "names"); code != exitClean || !strings.Contains(errOut, ", 0 mismatches") {
+		t.Errorf("check names: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := kof(t, "check", "values", "--charts", "charts"); code == exitClean ||
+		!strings.Contains(errOut, "charts/kof") {
+		t.Errorf("check values with an explicit missing --charts: exit %d, stderr %q; want a failure naming it", code,
+			errOut)
+	}
+}
+
 func TestCheckValuesClean(t *testing.T) {
 	if code, out, errOut := kof(t, "check", "values", "--charts", "../../charts"); code != exitClean ||
 		out != "ok: 1 files checked\n" {
