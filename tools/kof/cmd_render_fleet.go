@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/chartlib/sveltos"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/chartlib/values"
 	"kof.dev/kof/charts"
 )
 
@@ -93,7 +95,7 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	}
 	result, err := fleet.Render(cmd.Context(), opts)
 	if err != nil {
-		return failed(err)
+		return failed(withValuesFindings(err, f.charts, f.values))
 	}
 	if f.out != "" {
 		if err := fleet.Write(f.out, result); err != nil {
@@ -118,4 +120,28 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 		return failed(fmt.Errorf("%d of %d clusters failed", n, len(result.Clusters)))
 	}
 	return nil
+}
+
+// withValuesFindings returns err, a failed fleet render, followed by what `kof check values` finds in the values
+// files (unknown keys with a did-you-mean suggestion, wrong types, each with its full path) when it finds anything,
+// so a typo that makes the umbrella fail its schema is named with its fix. chartsDir is --charts ("" for the charts
+// built into kof). err is returned unchanged when there are no files, the check finds nothing or cannot run.
+func withValuesFindings(err error, chartsDir string, files []string) error {
+	if len(files) == 0 {
+		return err
+	}
+	dir, cleanup, cerr := checkChartsDir(chartsDir, chartsDir != "")
+	if cerr != nil {
+		return err
+	}
+	defer cleanup()
+	findings, cerr := values.NewChecker(dir).CheckFiles("kof", files)
+	if cerr != nil || len(findings) == 0 {
+		return err
+	}
+	lines := make([]string, 0, len(findings))
+	for _, f := range findings {
+		lines = append(lines, f.String())
+	}
+	return fmt.Errorf("%w\nfix the values (kof check values):\n%s", err, strings.Join(lines, "\n"))
 }

@@ -116,6 +116,23 @@ spec:
 	}
 }
 
+// A values typo that fails the umbrella's schema is named with its did-you-mean fix, with the embedded charts and
+// with --charts (regression: only Helm's "additional properties 'toManagmentCluster' not allowed" was printed).
+func TestRenderFleetValuesTypoNamesTheFix(t *testing.T) {
+	typo := "../../chartlib/values/testdata/14-values-typo.yaml"
+	want := "fix the values (kof check values):\n" +
+		"kof-child.values.fromManagement.toManagmentCluster: unknown key; did you mean toManagementCluster?"
+	for _, args := range [][]string{
+		{"render", "-f", typo, "--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml")},
+		{"render", "--charts", "../../charts", "-f", typo, "--clusters", filepath.Join(scenarioDir, "clusters-standard.yaml")},
+	} {
+		code, stdout, stderr := kof(t, args...)
+		if code != exitFindings || !strings.Contains(stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q\n%s", args, code, stderr, exitFindings, want, stdout)
+		}
+	}
+}
+
 func TestRenderFleetClustersWithoutKCMObjects(t *testing.T) {
 	clusters := filepath.Join(t.TempDir(), "clusters.yaml")
 	data := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: kof}\ndata: {a: b}\n"
