@@ -37,7 +37,7 @@ type auditVerifyFlags struct {
 func newAuditVerifyCommand(s streams) *cobra.Command {
 	var f auditVerifyFlags
 	cmd := &cobra.Command{
-		Use:   "verify --s3-endpoint URL --bucket NAME [--stream S --tenant T --from TIME --to TIME]",
+		Use:   "verify --bucket NAME [--s3-endpoint URL] [--stream S [--tenant T]] [--from TIME] [--to TIME]",
 		Short: "Verify every audit window: data sha256 and size, event count, signature, chain",
 		Long: "Reads the audit objects of the bucket (docs/audit-logs.md) and checks every window: the data object's " +
 			"size and sha256 and its number of events against manifest.json, the signature in manifest.json.sig " +

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -51,6 +52,10 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 	rules.ExplicitPath = f.kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		return nil, errors.New("no kubeconfig: none at --kubeconfig, $KUBECONFIG or ~/.kube/config; pass " +
+			"--kubeconfig FILE of the management cluster (with --context NAME to pick one of its contexts)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig (--kubeconfig, --context): %w", err)
 	}

@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, s streams) int {
 func newRoot(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kof",
-		Short:         "KOF charts, values and names, offline",
+		Short:         "KOF's charts offline (render, check, schema), live diagnosis (doctor, ui), audit, images and release",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,

@@ -186,6 +186,15 @@ func TestDoctorUsage(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "--output") {
 		t.Errorf("kof doctor --output xml: exit %d, stderr %q; want a usage error naming --output", code, errOut)
 	}
+	// No kubeconfig anywhere: the error names the flag to pass (regression: client-go's "no configuration has been
+	// provided, try setting KUBERNETES_MASTER environment variable").
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	code, _, errOut = kof(t, "doctor")
+	if want := "kof: no kubeconfig: none at --kubeconfig, $KUBECONFIG or ~/.kube/config; pass --kubeconfig FILE"; code != exitFindings ||
+		!strings.HasPrefix(errOut, want) || strings.Contains(errOut, "KUBERNETES_MASTER") {
+		t.Errorf("kof doctor without kubeconfig: exit %d, stderr %q; want exit %d and %q", code, errOut, exitFindings, want)
+	}
 	code, _, errOut = kof(t, "doctor", "a", "b")
 	if code != exitUsage {
 		t.Errorf("kof doctor a b: exit %d (%s), want %d", code, errOut, exitUsage)
