@@ -2,6 +2,8 @@ package mgmt
 
 import (
 	"encoding/base64"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -442,5 +444,28 @@ func checkServiceMonitors(t *testing.T, res *render.Result, jobs []string) {
 	}
 	if diff := cmp.Diff(jobs, got); diff != "" {
 		t.Errorf("ServiceMonitor jobs (-want +got):\n%s", diff)
+	}
+}
+
+// TestInstallDocNamesTheOperatorDeployment checks that the "Check the install" command of docs/install.md names the
+// kof-operator Deployment kof-mothership renders as the umbrella's release kof-mothership in namespace kof
+// (regression: the page said kof-mothership-kof-operator, which does not exist).
+func TestInstallDocNamesTheOperatorDeployment(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-mothership"})
+	var deployments []string
+	for _, o := range res.Objects() {
+		if o.GetKind() == "Deployment" && o.GetLabels()["app.kubernetes.io/component"] == "operator" {
+			deployments = append(deployments, o.GetName())
+		}
+	}
+	if len(deployments) != 1 {
+		t.Fatalf("kof-mothership renders operator Deployments %v, want one", deployments)
+	}
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "install.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kubectl -n " + namespace + " get deploy " + deployments[0] + "\n"; !strings.Contains(string(doc), want) {
+		t.Errorf("docs/install.md lacks %q", want)
 	}
 }
