@@ -111,6 +111,46 @@ func TestChildWithoutRegionalFailsAlone(t *testing.T) {
 	}
 }
 
+// A child whose label names a missing regional cluster fails alone with the regional clusters to choose from, and
+// each of its services' layer-2 failures names the operator's problem as the cause (regression: they only said
+// "ConfigMap kcm-system/kof-cluster-config-lost not found; create it or set optional: true").
+func TestChildNamingMissingRegionalNamesTheCause(t *testing.T) {
+	f := renderFleet(t, Options{Clusters: []*unstructured.Unstructured{
+		clusterTemplate("aws-standalone"), regional("r1", "us-east-2"),
+		child("lost", "us-east-2", map[string]string{"k0rdent.mirantis.com/kof-regional-cluster-name": "gone"}),
+		child("near", "us-east-2", nil),
+	}})
+	lost := f.Cluster("lost")
+	if lost == nil || !lost.Failed() {
+		t.Fatalf("child lost naming a missing regional did not fail: %+v", lost)
+	}
+	want := "kof-operator: NoRegionalCluster: no regional cluster: regional cluster " + ns + "/gone named by label " +
+		"k0rdent.mirantis.com/kof-regional-cluster-name not found; set it to one of the regional clusters [" + ns +
+		"/r1] (and k0rdent.mirantis.com/kof-regional-cluster-namespace to its namespace), or remove it to bind by " +
+		"cloud and location"
+	if len(lost.Errors) != 1 || lost.Errors[0].Error() != want {
+		t.Errorf("lost's errors = %v, want [%s]", lost.Errors, want)
+	}
+	cause := "(the kof-operator makes ConfigMap " + ns + "/" + names.ChildConfigMap("lost") + " and makes none of " +
+		"this cluster's objects while it reports NoRegionalCluster: fix that first)"
+	failed := 0
+	for _, s := range lost.Services {
+		if s.Err == nil {
+			continue
+		}
+		failed++
+		if !strings.HasSuffix(s.Err.Error(), cause) {
+			t.Errorf("service %s: %v; want it to end with %q", s.Name, s.Err, cause)
+		}
+	}
+	if failed == 0 {
+		t.Errorf("no service of lost failed; want each to name the operator's problem")
+	}
+	if c := f.Cluster("near"); c == nil || c.Failed() {
+		t.Errorf("cluster near failed: %v", c.Problems())
+	}
+}
+
 func TestOfflineCredentials(t *testing.T) {
 	f := renderFleet(t, Options{Clusters: []*unstructured.Unstructured{
 		clusterTemplate("aws-standalone"), regional("r1", "us-east-2"), child("c1", "us-east-2", nil),

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -254,7 +255,7 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 		ValuesFrom: from, TemplateResourceRefs: mcs.refs, Objects: p.refObj, Mode: p.opts.Mode, Env: p.opts.Env,
 	})
 	if err != nil {
-		s.Err = err
+		s.Err = blameOperator(err, t.cluster)
 		return s
 	}
 	s.Values = res.Values
@@ -300,7 +301,7 @@ func (p *layer2) resources(s *Service, mcs multiClusterService, t target, source
 		Env: p.opts.Env,
 	}, sveltos.Content{Service: s.Name, Source: where, Data: data, Template: tmpl})
 	if err != nil {
-		s.Err = err
+		s.Err = blameOperator(err, t.cluster)
 		return
 	}
 	list := make([]manifest.Object, 0, len(objs))
@@ -383,4 +384,22 @@ func (p *layer2) localSource(s *Service, st *unstructured.Unstructured, ref map[
 	}
 	return nil, fmt.Errorf("ServiceTemplate %s/%s: spec.resources.localSourceRef %s %s/%s not found on the management "+
 		"cluster; render or create it", st.GetNamespace(), st.GetName(), kind, st.GetNamespace(), name)
+}
+
+// blameOperator returns err, a service's layer-2 failure on cluster c, with the cause named when the object it misses
+// is a ConfigMap or Secret and the KOF operator reports a problem for c (an OperatorError among c.Errors): the
+// operator makes none of c's objects then, so the fix is the operator's problem, not the object. Otherwise err as is.
+func blameOperator(err error, c *Cluster) error {
+	var missing *sveltos.MissingObjectError
+	if !errors.As(err, &missing) || (missing.Kind != "ConfigMap" && missing.Kind != "Secret") {
+		return err
+	}
+	for _, e := range c.Errors {
+		var op *OperatorError
+		if errors.As(e, &op) {
+			return fmt.Errorf("%w (the kof-operator makes %s %s/%s and makes none of this cluster's objects while it "+
+				"reports %s: fix that first)", err, missing.Kind, missing.Namespace, missing.Name, op.Reason)
+		}
+	}
+	return err
 }

@@ -68,11 +68,21 @@ func operatorOutputs(m *management, in *inputs) ([]*unstructured.Unstructured, m
 	errs := map[string][]error{}
 	for key, ps := range out.Problems {
 		for _, p := range ps {
-			errs[key] = append(errs[key], fmt.Errorf("kof-operator: %s: %s", p.Reason, p.Error()))
+			errs[key] = append(errs[key], &OperatorError{Reason: p.Reason, Message: p.Error()})
 		}
 	}
 	return objs, errs, nil
 }
+
+// OperatorError is a problem the KOF operator reports for one cluster (operator/outputs.Compute): it makes none of
+// that cluster's objects until the problem is fixed.
+type OperatorError struct {
+	// Reason is the operator's event reason (e.g. NoRegionalCluster, InvalidAnnotation); Message says what and the fix.
+	Reason, Message string
+}
+
+// Error formats the problem as `kof-operator: <reason>: <message>`.
+func (e *OperatorError) Error() string { return "kof-operator: " + e.Reason + ": " + e.Message }
 
 // toUnstructured returns o as the operator applies it: its JSON form without status and creationTimestamp, nil
 // values and empty maps (operator/ownership.Prune).

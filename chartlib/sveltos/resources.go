@@ -150,8 +150,7 @@ func resolveRefs(refs []TemplateResourceRef, ix index, cc clusterContext, funcs 
 			if ref.Optional {
 				continue
 			}
-			return nil, fmt.Errorf("%s: %s %s/%s not found; create it or set optional: true",
-				where, ref.Resource.Kind, ns, name)
+			return nil, &MissingObjectError{Where: where, Kind: ref.Resource.Kind, Namespace: ns, Name: name}
 		}
 		content, err := normalize(obj.Object)
 		if err != nil {

@@ -3,6 +3,7 @@ package discovery
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -90,7 +91,8 @@ func FindRegional(child Cluster, regionals []Cluster) (Cluster, error) {
 	return found[0], nil
 }
 
-// regionalKeys lists the `namespace/name` of every cluster of role regional in cs, sorted, or says there is none.
+// regionalKeys lists the `namespace/name` of every cluster of role regional in cs, sorted and each once, or says
+// there is none.
 func regionalKeys(cs []Cluster) string {
 	var keys []string
 	for _, c := range cs {
@@ -102,7 +104,7 @@ func regionalKeys(cs []Cluster) string {
 		return "the regional clusters (there is none yet)"
 	}
 	sort.Strings(keys)
-	return "the regional clusters [" + strings.Join(keys, " ") + "]"
+	return "the regional clusters [" + strings.Join(slices.Compact(keys), " ") + "]"
 }
 
 // unknownCloud says why the cloud of c is unknown, naming spec.template.

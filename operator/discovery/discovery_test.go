@@ -104,6 +104,7 @@ func TestFindRegional(t *testing.T) {
 		cl("r-eu", "kcm-system", "regional", "aws", Location{AWSRegion: "eu-west-1"}, nil),
 		cl("r-hz", "kcm-system", "regional", "hetzner", Location{}, nil),
 		cl("not-regional", "kcm-system", "child", "aws", Location{AWSRegion: "ap-south-1"}, nil),
+		cl("r-c", "kcm-system", "regional", "aws", use2, nil), // listed twice, named once in errors
 	}
 	tests := []struct {
 		name    string
