@@ -130,7 +130,8 @@ func (s Set) Override(ann map[string]string) (Set, []error) {
 			continue
 		}
 		if err := CheckURL(v); err != nil {
-			errs = append(errs, fmt.Errorf("annotation %s: %w", f.annotation, err))
+			example := Domain("regional.example.com")
+			errs = append(errs, fmt.Errorf("annotation %s: %w; for example %s", f.annotation, err, *f.get(&example)))
 			continue
 		}
 		*f.get(&out) = v
@@ -142,10 +143,10 @@ func (s Set) Override(ann map[string]string) (Set, []error) {
 func CheckURL(u string) error {
 	p, err := url.Parse(u)
 	if err != nil {
-		return fmt.Errorf("invalid URL %q: %w; set an absolute URL such as https://vmauth.example.com/vls", u, err)
+		return fmt.Errorf("invalid URL %q: %w; set an absolute http:// or https:// URL with a host", u, err)
 	}
 	if (p.Scheme != kofv1.SchemeHTTP && p.Scheme != kofv1.SchemeHTTPS) || p.Host == "" {
-		return fmt.Errorf("invalid URL %q: want http:// or https:// with a host, e.g. https://vmauth.example.com/vls", u)
+		return fmt.Errorf("invalid URL %q: want an absolute http:// or https:// URL with a host", u)
 	}
 	return nil
 }

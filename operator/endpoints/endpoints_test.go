@@ -67,14 +67,19 @@ func TestRegional(t *testing.T) {
 			name: "bad override keeps the domain default",
 			in: Input{Cluster: "r", Annotations: map[string]string{kofv1.RegionalDomainAnnotation: d,
 				kofv1.ReadMetricsEndpointAnnotation: "vmauth/select"}},
-			want:        Domain(d),
-			wantIgnored: []string{"annotation k0rdent.mirantis.com/kof-read-metrics-endpoint: invalid URL \"vmauth/select\""},
+			want: Domain(d),
+			wantIgnored: []string{"annotation k0rdent.mirantis.com/kof-read-metrics-endpoint: invalid URL \"vmauth/select\": " +
+				"want an absolute http:// or https:// URL with a host; for example " +
+				"https://vmauth.regional.example.com/vm/select/0/prometheus"},
 		},
 		{
 			name: "bad override without a default",
 			in: Input{Cluster: "r", Annotations: map[string]string{
 				kofv1.WriteMetricsEndpointAnnotation: "not a url"}},
-			wantErr: "annotation k0rdent.mirantis.com/kof-write-metrics-endpoint: invalid URL \"not a url\"",
+			// Each annotation's example is its own URL (regression: every one suggested a logs path, .../vls).
+			wantErr: "annotation k0rdent.mirantis.com/kof-write-metrics-endpoint: invalid URL \"not a url\": want an " +
+				"absolute http:// or https:// URL with a host; for example " +
+				"https://vmauth.regional.example.com/vm/insert/0/prometheus/api/v1/write",
 		},
 		{
 			name:    "bad domain",
