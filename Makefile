@@ -65,8 +65,8 @@ bench: tools ## Run the Go benchmarks and compare chartlib with bin/helm templat
 	@bash ci/bench.sh
 
 .PHONY: demo
-demo: crds ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name).
-	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO)
+demo: crds ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name; KEEP=1 keeps it running for kof doctor until Ctrl-C).
+	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
 
 .PHONY: images
 images: ## Build an OCI image per operator/cmd binary: an OCI layout in out/images, or pushed to REGISTRY.

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -388,5 +389,60 @@ func TestRuleSets(t *testing.T) {
 	}
 	if got[0].Groups[0].Rules[0].Expr != "up == 0" {
 		t.Errorf("default group %+v", got[0].Groups)
+	}
+}
+
+// A False Ready that summarises another False condition is reported once, by its cause; a False Ready alone is
+// reported (regression: kof doctor on the demo listed PromxyConfigured and Ready of one PromxyServerGroup, both
+// NoPromxyPods, as two errors).
+func TestObjectNotReadyReportsTheCauseOnce(t *testing.T) {
+	cause := Condition{Type: "PromxyConfigured", Status: "False", Reason: "ReloadFailed", Message: "reload refused"}
+	ready := Condition{Type: "Ready", Status: "False", Reason: "ReloadFailed", Message: "reload refused"}
+	for _, tt := range []struct {
+		name  string
+		conds []Condition
+		want  []string
+	}{
+		{"ready summarises a cause", []Condition{cause, ready}, []string{"status.conditions[PromxyConfigured]"}},
+		{"ready alone", []Condition{{Type: "Ready", Status: "True"}, ready}, []string{"status.conditions[Ready]"}},
+		{"all true", []Condition{{Type: "PromxyConfigured", Status: "True"}, {Type: "Ready", Status: "True"}}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Cluster{Dir: "regional-1"}
+			o := OperatorObject{Kind: "PromxyServerGroup", Namespace: ns, Name: "psg", Live: true, Conditions: tt.conds}
+			(&builder{}).objectFindings(c, o, false)
+			var got []string
+			for _, f := range c.Findings {
+				if f.Code != CodeObjectNotReady {
+					t.Errorf("unexpected finding %+v", f)
+				}
+				got = append(got, f.Field)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("findings' fields (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// No Running promxy pod is the management cluster's promxy Deployment's problem, not the regionals': however many
+// PromxyServerGroups wait for it, one PromxyNotRunning warning on the management cluster, none on the regionals.
+func TestPromxyNotRunningIsOneWarningOnTheManagementCluster(t *testing.T) {
+	mgmt, r1, r2 := &Cluster{Name: "mgmt", Dir: "mgmt"}, &Cluster{Dir: "regional-1"}, &Cluster{Dir: "regional-2"}
+	b := &builder{d: &Diagnosis{Clusters: []*Cluster{mgmt, r1, r2}}}
+	conds := []Condition{
+		{Type: "PromxyConfigured", Status: "False", Reason: "NoPromxyPods", Message: "no Running promxy pod to reload"},
+		{Type: "Ready", Status: "False", Reason: "NoPromxyPods", Message: "no Running promxy pod to reload"},
+	}
+	for i, c := range []*Cluster{r1, r2} {
+		b.objectFindings(c, OperatorObject{Kind: "PromxyServerGroup", Namespace: ns, Name: fmt.Sprint("psg-", i),
+			Live: true, Conditions: conds}, false)
+	}
+	if len(r1.Findings)+len(r2.Findings) != 0 {
+		t.Errorf("regional findings %+v %+v, want none", r1.Findings, r2.Findings)
+	}
+	if len(mgmt.Findings) != 1 || mgmt.Findings[0].Code != CodePromxyNotRunning ||
+		mgmt.Findings[0].Severity != SeverityWarning || mgmt.Findings[0].Cluster != "mgmt" {
+		t.Errorf("management findings %+v, want one PromxyNotRunning warning", mgmt.Findings)
 	}
 }

@@ -137,12 +137,16 @@ func (b *builder) objectFindings(c *Cluster, o OperatorObject, required bool) {
 			"if the inputs changed recently, wait for the operator; otherwise the live operator is another version "+
 				"than the charts the prediction renders (see the prediction's charts)"))
 	}
+	otherFalse := false // Ready summarises the other conditions (docs/style.md, "Reconcilers"): report the cause once
+	for _, cond := range o.Conditions {
+		otherFalse = otherFalse || (cond.Type != kofv1.ConditionReady && cond.Status == string(metav1.ConditionFalse))
+	}
 	for _, cond := range o.Conditions {
 		if cond.Status == string(metav1.ConditionFalse) && cond.Reason == kofv1.ReasonNoPromxyPods {
 			b.promxyNotRunning(o, cond)
 			continue
 		}
-		if cond.Status == string(metav1.ConditionFalse) {
+		if cond.Status == string(metav1.ConditionFalse) && (cond.Type != kofv1.ConditionReady || !otherFalse) {
 			c.Findings = append(c.Findings, newFinding(CodeObjectNotReady, c.Dir, o.Ref(),
 				"status.conditions["+cond.Type+"]", fmt.Sprintf("%s is not %s (%s): %s", o.Ref(), cond.Type,
 					cond.Reason, cond.Message), "fix what the message names; the operator retries"))
@@ -154,6 +158,9 @@ func (b *builder) objectFindings(c *Cluster, o OperatorObject, required bool) {
 // o waits for a Running promxy pod: the groups themselves are fine (the config Secret holds them and a starting pod
 // loads it), the promxy Deployment is what to look at.
 func (b *builder) promxyNotRunning(o OperatorObject, cond Condition) {
+	if b.d == nil || len(b.d.Clusters) == 0 {
+		return // no management cluster to report on (a partial diagnosis)
+	}
 	m := b.mgmt()
 	for _, f := range m.Findings {
 		if f.Code == CodePromxyNotRunning {

@@ -33,6 +33,10 @@ type DemoOptions struct {
 	Out io.Writer
 	// OperatorWait bounds the wait for the operator's objects; 0 means DefaultOperatorWait.
 	OperatorWait time.Duration
+	// Hold, when set, is called after the summary with the control plane's kubeconfig path while the control
+	// plane, the Flux controllers and the kof-operator still run (so `kof doctor` and `kof ui` can read them);
+	// everything is stopped when it returns. Its error fails the run.
+	Hold func(kubeconfig string) error
 }
 
 // DemoResult is what Demo did.
@@ -85,6 +89,9 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, err
 	}
 	res, runErr := runDemo(ctx, s, sc, opts, progress)
+	if runErr == nil && opts.Hold != nil {
+		runErr = opts.Hold(s.ControlPlane.Kubeconfig)
+	}
 	var stopErr error
 	if res != nil && res.Installation != nil {
 		stopErr = res.Installation.Stop() // before the control plane, or the operator fails on a closed API server

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -17,6 +20,7 @@ func newDemoCommand(s streams) *cobra.Command {
 	opts := harness.DemoOptions{}
 	root := "."
 	scenarios := ""
+	keep := false
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Install KOF on a local control plane and show what every cluster receives",
@@ -24,7 +28,8 @@ func newDemoCommand(s streams) *cobra.Command {
 with the scenario's values, lets Flux's source-controller and helm-controller (from bin/) install every KOF
 HelmRelease from the repository's charts served on loopback, starts the kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and Secrets, renders
 the fleet with those live objects into --out/<cluster>/<service>/ and prints a summary table. Everything it
-started is stopped before it exits.
+started is stopped before it exits; with --keep it keeps running (the kubeconfig is printed) until Ctrl-C, so that
+kof doctor and kof ui can read it.
 
 Exit status: 0 when the run finished, also when single clusters have errors (a malformed annotation, say): those
 are listed under the summary and in --out/<cluster>/errors.txt. 1 when the run itself failed (tools or CRDs
@@ -42,6 +47,9 @@ missing, the install or the operator failed).`,
 			opts.Out = s.out
 			// The control plane helpers log through controller-runtime; the demo prints its own progress lines.
 			ctrllog.SetLogger(logr.Discard())
+			if keep {
+				opts.Hold = func(kubeconfig string) error { return holdDemo(cmd.Context(), s, kubeconfig) }
+			}
 			res, err := harness.Demo(cmd.Context(), opts)
 			if err != nil {
 				return failed(err)
@@ -62,5 +70,18 @@ missing, the install or the operator failed).`,
 	f.StringVar(&root, "root", ".", "repository root (charts/, operator/, bin/)")
 	f.DurationVar(&opts.OperatorWait, "operator-wait", harness.DefaultOperatorWait,
 		"how long to wait for the kof-operator's objects")
+	f.BoolVar(&keep, "keep", false, "keep the control plane, Flux and the kof-operator running after the summary "+
+		"until Ctrl-C (for kof doctor and kof ui)")
 	return cmd
+}
+
+// holdDemo prints how to reach the demo's control plane through kubeconfig and waits for Ctrl-C (SIGINT or
+// SIGTERM) or the end of ctx. It returns nil; the demo stops everything afterwards.
+func holdDemo(ctx context.Context, s streams, kubeconfig string) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(s.out, "\nThe control plane keeps running; in another shell:\n  export KUBECONFIG=%s\n"+
+		"  kof doctor         # or kof ui, kubectl get clusterdeployments -A\nCtrl-C stops it.\n", kubeconfig)
+	<-ctx.Done()
+	return nil
 }

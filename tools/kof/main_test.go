@@ -200,3 +200,24 @@ func TestDoctorUsage(t *testing.T) {
 		t.Errorf("kof doctor a b: exit %d (%s), want %d", code, errOut, exitUsage)
 	}
 }
+
+// `kof demo --keep` prints how to reach the kept control plane and returns when the context ends (Ctrl-C), so the
+// demo then stops everything.
+func TestHoldDemoPrintsKubeconfigAndReturns(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- holdDemo(ctx, streams{out: &out, err: &out}, "/tmp/kof-demo-1/kubeconfig") }()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("holdDemo: %v", err)
+	}
+	for _, want := range []string{"export KUBECONFIG=/tmp/kof-demo-1/kubeconfig\n", "kof doctor", "Ctrl-C stops it."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if code, out, _ := kof(t, "demo", "--help"); code != exitClean || !strings.Contains(out, "--keep") {
+		t.Errorf("kof demo --help: exit %d, no --keep flag:\n%s", code, out)
+	}
+}
