@@ -3,8 +3,10 @@ package clusterdeployment
 import (
 	"context"
 	"fmt"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"strings"
 	"testing"
+	"time"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
@@ -222,7 +224,7 @@ func TestChildTenantRoutes(t *testing.T) {
 	}
 	// The password is kept: a forced reconcile does not change the Secret.
 	rv := sec.ResourceVersion
-	if _, err := rec.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns-a", Name: "tenant-child"}}); err != nil {
+	if err := reconcileOnce(rec, types.NamespacedName{Namespace: "ns-a", Name: "tenant-child"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(&sec), &sec); err != nil || sec.ResourceVersion != rv {
@@ -485,7 +487,7 @@ func TestWatchScopeMiss(t *testing.T) {
 	cfg.WatchNamespaces = []string{"ns-a"}
 	scoped := &Reconciler{Client: env.Client, Config: cfg}
 	key := types.NamespacedName{Namespace: "ns-a", Name: "scope-child"}
-	if _, err := scoped.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); err != nil {
+	if err := reconcileOnce(scoped, key); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := scoped.Condition(key)
@@ -560,4 +562,17 @@ func TestRegionlessModeRegionalGetsNothing(t *testing.T) {
 	if c, _ := regionless.Condition(key); c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "regionless mode") {
 		t.Errorf("condition = %+v, want True saying regionless mode", c)
 	}
+}
+
+// reconcileOnce runs r for key, again when the API server reports a conflict: the manager's own reconciler writes
+// the same ClusterDeployment concurrently, and a conflict is what controller-runtime retries too.
+func reconcileOnce(r *Reconciler, key types.NamespacedName) error {
+	var err error
+	for range 10 {
+		if _, err = r.Reconcile(context.Background(), reconcile.Request{NamespacedName: key}); !apierrors.IsConflict(err) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }
