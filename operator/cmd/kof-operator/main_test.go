@@ -7,10 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/manager"
 )
 
 func TestCacheOptions(t *testing.T) {
-	opts := cacheOptions(config.Config{ReleaseNamespace: "kof", KCMNamespace: "kcm-system", WatchNamespaces: []string{"team-a"}})
+	opts := manager.CacheOptions(config.Config{ReleaseNamespace: "kof", KCMNamespace: "kcm-system", WatchNamespaces: []string{"team-a"}})
 	for _, ns := range []string{"kof", "kcm-system", "team-a"} {
 		if _, ok := opts.DefaultNamespaces[ns]; !ok {
 			t.Errorf("namespace %s not watched: %v", ns, opts.DefaultNamespaces)
@@ -29,7 +30,7 @@ func TestCacheOptions(t *testing.T) {
 		secretSel.Matches(labels.Set{"app": "x"}) {
 		t.Errorf("secret selector = %v, want managed-by=kof-operator", secretSel)
 	}
-	if all := cacheOptions(config.Config{ReleaseNamespace: "kof"}); all.DefaultNamespaces != nil {
+	if all := manager.CacheOptions(config.Config{ReleaseNamespace: "kof"}); all.DefaultNamespaces != nil {
 		t.Errorf("without KOF_WATCH_NAMESPACES every namespace is watched; got %v", all.DefaultNamespaces)
 	}
 }

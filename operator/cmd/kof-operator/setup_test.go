@@ -10,6 +10,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/manager"
 	"kof.dev/kof/operator/internal/testenv"
 )
 
@@ -38,12 +39,12 @@ func TestSetupAllControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: cacheOptions(cfg),
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(cfg),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := setup(mgr, cfg); err != nil {
+	if err := manager.Setup(mgr, cfg); err != nil {
 		t.Fatalf("setup: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -40,7 +40,12 @@ import (
 
 var env *testenv.Env
 
+// TestMain runs the package's tests against one control plane, or, started by the benchmark with
+// envOperatorKubeconfig set, is the operator process (runOperator).
 func TestMain(m *testing.M) {
+	if os.Getenv(envOperatorKubeconfig) != "" {
+		os.Exit(runOperator())
+	}
 	ctrl.SetLogger(logr.Discard())
 	var err error
 	env, err = testenv.Start()

@@ -125,3 +125,6 @@ func (e *Env) Stop() error {
 	}
 	return nil
 }
+
+// KubeConfig returns a kubeconfig file's bytes reaching the apiserver with admin rights, for a process of its own.
+func (e *Env) KubeConfig() []byte { return e.env.KubeConfig }

@@ -1,0 +1,98 @@
+// Package manager holds what the kof-operator's manager is made of: the informer cache limits, the controller
+// options (workers per controller) and the registration of every controller and runnable. operator/cmd/kof-operator
+// and the scale benchmark (operator/internal/scale) both build the operator from it, so the benchmark measures the
+// operator as it ships.
+package manager
+
+import (
+	"fmt"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/controller/clusterdeployment"
+	"kof.dev/kof/operator/internal/controller/promxyservergroup"
+	"kof.dev/kof/operator/internal/controller/regional"
+	"kof.dev/kof/operator/internal/controller/rules"
+	"kof.dev/kof/operator/internal/controller/vmstorageconnection"
+	"kof.dev/kof/operator/promxy"
+)
+
+// DefaultWorkers is the number of concurrent reconciles per controller when the `--workers` flag is not given
+// (kof-mothership value operator.workers; sizing in docs/ha.md).
+const DefaultWorkers = 4
+
+// CacheOptions limits the informer cache: Secrets, VMUsers and MultiClusterServices to those the operator labelled
+// (objects of earlier releases are read directly from the API server), and, when KOF_WATCH_NAMESPACES is set, every
+// namespaced kind to config.WatchScope (those namespaces plus the release and KCM namespaces). The cache keeps
+// managedFields: operator/internal/apply compares against what the operator owns.
+func CacheOptions(cfg config.Config) cache.Options {
+	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}:             ours,
+		&vmv1beta1.VMUser{}:          ours,
+		&kcmv1.MultiClusterService{}: ours,
+	}}
+	if scope := cfg.WatchScope(); scope != nil {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range scope {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// ControllerOptions returns the options every controller of the manager gets: workers concurrent reconciles each
+// (controller-runtime's MaxConcurrentReconciles; one key is never reconciled by two workers at once). It returns an
+// error naming the `--workers` flag when workers is below 1.
+func ControllerOptions(workers int) (ctrlconfig.Controller, error) {
+	if workers < 1 {
+		return ctrlconfig.Controller{}, fmt.Errorf("--workers=%d: need at least 1 concurrent reconcile per controller; "+
+			"set the kof-mothership value operator.workers to 1 or more", workers)
+	}
+	return ctrlconfig.Controller{MaxConcurrentReconciles: workers}, nil
+}
+
+// Setup registers every controller of the operator and, in regionless mode, the regionless ConfigMap runnable with
+// mgr; the error names the one that failed.
+func Setup(mgr ctrl.Manager, cfg config.Config) error {
+	rec := func(name string) events.EventRecorder { return mgr.GetEventRecorder(name) }
+	type registrar interface{ SetupWithManager(ctrl.Manager) error }
+	controllers := []struct {
+		name string
+		r    registrar
+	}{
+		{clusterdeployment.Name, &clusterdeployment.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Config: cfg, Recorder: rec(clusterdeployment.Name)}},
+		{regional.Name, &regional.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
+			Recorder: rec(regional.Name)}},
+		{"kof-promxyservergroup", &promxyservergroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder:  rec("kof-promxyservergroup"),
+			Namespace: cfg.ReleaseNamespace, PodSelector: cfg.PromxyPodSelector,
+			Options: promxy.Options{AlertmanagerURL: cfg.PromxyAlertmanagerURL, RemoteWriteURL: cfg.PromxyRemoteWriteURL}}},
+		{"kof-rules", &rules.Reconciler{Client: mgr.GetClient(), Recorder: rec("kof-rules"),
+			Namespace: cfg.ReleaseNamespace, RulesConfigMap: cfg.PromxyRulesConfigMap}},
+		{"kof-vmstorageconnection", &vmstorageconnection.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder: rec("kof-vmstorageconnection")}},
+	}
+	for _, c := range controllers {
+		if err := c.r.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("set up controller %s: %w", c.name, err)
+		}
+	}
+	if cfg.Regionless {
+		if err := mgr.Add(&regional.Regionless{Client: mgr.GetClient(), Cache: mgr.GetCache(), Config: cfg}); err != nil {
+			return fmt.Errorf("add regionless runnable: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,290 @@
+package scale
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"kof.dev/kof/operator/internal/manager"
+	"kof.dev/kof/operator/internal/scheme"
+)
+
+// Environment of the operator process the benchmark starts from its own test binary.
+const (
+	envOperatorKubeconfig = "KOF_SCALE_OPERATOR_KUBECONFIG"
+	envOperatorWorkers    = "KOF_SCALE_OPERATOR_WORKERS"
+)
+
+// apiCounts are the API requests of one process by class.
+type apiCounts struct {
+	writes, events, gets, lists atomic.Int64
+}
+
+// requestCounter sorts the requests of a process into apiCounts: events (any request under /events), watches
+// (ignored: they are the informers' streams), GETs of one object and LISTs (reads that bypass the cache, apart from
+// each informer's initial LIST), and writes (every other method).
+type requestCounter struct {
+	next   http.RoundTripper
+	counts *apiCounts
+}
+
+func (c requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	switch {
+	case strings.Contains(req.URL.Path, "/events"):
+		c.counts.events.Add(1)
+	case req.Method != http.MethodGet:
+		c.counts.writes.Add(1)
+	case req.URL.Query().Get("watch") == "true":
+	case isCollection(req.URL.Path):
+		c.counts.lists.Add(1)
+	default:
+		c.counts.gets.Add(1)
+	}
+	return c.next.RoundTrip(req)
+}
+
+// isCollection reports whether an API path (/api/v1/... or /apis/<group>/<version>/...) names a collection rather
+// than one object.
+func isCollection(path string) bool {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	switch {
+	case len(segs) >= 2 && segs[0] == "api":
+		segs = segs[2:]
+	case len(segs) >= 3 && segs[0] == "apis":
+		segs = segs[3:]
+	default:
+		return false
+	}
+	if len(segs) >= 3 && segs[0] == "namespaces" {
+		segs = segs[2:]
+	}
+	return len(segs) == 1
+}
+
+// runOperator is the operator process: the manager built by operator/internal/manager (cache limits, workers, every
+// controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are synced, then
+// `counts <writes> <events> <gets> <lists>` every 100 ms, and stops on SIGTERM. It returns the exit code.
+func runOperator() int {
+	ctrl.SetLogger(logr.Discard())
+	if err := operatorProcess(); err != nil {
+		fmt.Fprintln(os.Stderr, "operator:", err)
+		return 1
+	}
+	return 0
+}
+
+func operatorProcess() error {
+	if err := os.Setenv("KUBECONFIG", os.Getenv(envOperatorKubeconfig)); err != nil {
+		return err
+	}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 1000, 2000
+	counts := &apiCounts{}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return requestCounter{next: rt, counts: counts} }
+	workers, err := strconv.Atoi(os.Getenv(envOperatorWorkers))
+	if err != nil {
+		return fmt.Errorf("%s: %w", envOperatorWorkers, err)
+	}
+	ctrlOpts, err := manager.ControllerOptions(workers)
+	if err != nil {
+		return err
+	}
+	s, err := scheme.New()
+	if err != nil {
+		return err
+	}
+	opCfg := testConfig()
+	opCfg.PromxyRulesConfigMap = opCfg.ReleaseName + "-promxy-rules"
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0", Cache: manager.CacheOptions(opCfg), Controller: ctrlOpts})
+	if err != nil {
+		return err
+	}
+	if err := manager.Setup(mgr, opCfg); err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	go func() {
+		if mgr.GetCache().WaitForCacheSync(ctx) {
+			fmt.Println("ready")
+		}
+		for t := time.NewTicker(100 * time.Millisecond); ; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fmt.Printf("counts %d %d %d %d\n", counts.writes.Load(), counts.events.Load(), counts.gets.Load(), counts.lists.Load())
+			}
+		}
+	}()
+	return mgr.Start(ctx)
+}
+
+// process is the operator process as the benchmark sees it: its latest counts and its pid.
+type process struct {
+	cmd    *exec.Cmd
+	counts apiCounts
+	ready  chan struct{}
+	exited chan struct{} // closed when its output ends
+	done   sync.WaitGroup
+}
+
+// startProcess starts the operator process with workers per controller against the envtest control plane and waits
+// until its caches are synced.
+func startProcess(workers int) (*process, error) {
+	dir, err := os.MkdirTemp("", "kof-scale")
+	if err != nil {
+		return nil, err
+	}
+	kc := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kc, env.KubeConfig(), 0o600); err != nil {
+		return nil, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	p := &process{ready: make(chan struct{}), exited: make(chan struct{})}
+	p.cmd = exec.Command(self)
+	p.cmd.Env = append(os.Environ(), envOperatorKubeconfig+"="+kc, envOperatorWorkers+"="+strconv.Itoa(workers))
+	p.cmd.Stderr = os.Stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.done.Add(1)
+	go p.read(out)
+	select {
+	case <-p.ready:
+		return p, nil
+	case <-p.exited:
+		p.stop()
+		return nil, fmt.Errorf("operator process ended before it was ready")
+	case <-time.After(2 * time.Minute):
+		p.stop()
+		return nil, fmt.Errorf("operator process not ready after 2 minutes")
+	}
+}
+
+func (p *process) read(out io.Reader) {
+	defer p.done.Done()
+	defer close(p.exited)
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 1 && f[0] == "ready":
+			close(p.ready)
+		case len(f) == 5 && f[0] == "counts":
+			for i, c := range []*atomic.Int64{&p.counts.writes, &p.counts.events, &p.counts.gets, &p.counts.lists} {
+				if n, err := strconv.ParseInt(f[i+1], 10, 64); err == nil {
+					c.Store(n)
+				}
+			}
+		}
+	}
+}
+
+// stop ends the process with SIGTERM and waits for it.
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	_ = p.cmd.Wait()
+	p.done.Wait()
+}
+
+// cpuSeconds returns the user + system CPU seconds of pid (fields 14 and 15 of /proc/<pid>/stat, in clock ticks of
+// 1/100 s, the USER_HZ of Linux), 0 when unknown.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from 3 on; comm may hold spaces
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	k, _ := strconv.ParseFloat(f[12], 64)
+	return (u + k) / 100
+}
+
+// peakRSSOf returns the peak resident set size of pid in MiB (VmHWM of /proc/<pid>/status), 0 when unknown.
+func peakRSSOf(pid string) float64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// controlPlane returns the pids of the kube-apiserver and etcd processes this test process started (envtest).
+func controlPlane() (apiserver, etcd int, err error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, 0, err
+	}
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closing < open {
+			continue
+		}
+		f := strings.Fields(s[closing+2:])
+		if len(f) < 2 || f[1] != strconv.Itoa(self) {
+			continue
+		}
+		switch s[open+1 : closing] {
+		case "kube-apiserver":
+			apiserver = pid
+		case "etcd":
+			etcd = pid
+		}
+	}
+	if apiserver == 0 || etcd == 0 {
+		return 0, 0, fmt.Errorf("kube-apiserver (pid %d) or etcd (pid %d) not found among this process's children", apiserver, etcd)
+	}
+	return apiserver, etcd, nil
+}
+
+// cpuMeter measures the CPU seconds of the control plane between two points.
+type cpuMeter struct{ apiserver, etcd int }
+
+func (m cpuMeter) sample() [2]float64 { return [2]float64{cpuSeconds(m.apiserver), cpuSeconds(m.etcd)} }
+
