@@ -89,6 +89,25 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil || r.Recorder == nil || r.Namespace == "" || r.PodSelector == nil {
 		return fmt.Errorf("setup %s controller: Client, Recorder, Namespace and PodSelector are required", ControllerName)
 	}
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &kofv1.PromxyServerGroup{}, configSecretIndex, func(o client.Object) []string {
+		if name := o.GetLabels()[kofv1.SecretNameLabel]; name != "" {
+			return []string{name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, configSecretIndex, err)
+	}
+	if err := idx.IndexField(ctx, &kofv1.PromxyServerGroup{}, credentialsIndex, func(o client.Object) []string {
+		g := o.(*kofv1.PromxyServerGroup)
+		if n := g.Spec.HTTPClient.BasicAuth.CredentialsSecretName; n != "" {
+			return []string{g.Namespace + "/" + n}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, credentialsIndex, err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		Watches(&kofv1.PromxyServerGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToSecret)).
@@ -105,27 +124,45 @@ func (r *Reconciler) groupToSecret(_ context.Context, obj client.Object) []recon
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: name}}}
 }
 
-// secretToSecrets maps a Secret to the config Secrets it feeds: itself when it is a config Secret, and the config
-// Secret of every PromxyServerGroup whose basic auth references it.
+// Field indexes of PromxyServerGroups in the cache, so that a Secret event finds its groups without listing every
+// group.
+const (
+	// configSecretIndex holds a group's config Secret name (label kofv1.SecretNameLabel).
+	configSecretIndex = "kof.configSecret"
+	// credentialsIndex holds "<namespace>/<name>" of the Secret a group's basic auth references.
+	credentialsIndex = "kof.credentialsSecret"
+)
+
+// secretToSecrets maps a Secret to the config Secrets it feeds: itself when it is a config Secret (some group names
+// it), and the config Secret of every PromxyServerGroup whose basic auth references it.
 func (r *Reconciler) secretToSecrets(ctx context.Context, obj client.Object) []reconcile.Request {
-	var list kofv1.PromxyServerGroupList
-	if err := r.Client.List(ctx, &list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list PromxyServerGroups for a Secret event", "secret", client.ObjectKeyFromObject(obj))
-		return nil
-	}
 	seen := map[string]bool{}
 	var out []reconcile.Request
-	for _, g := range list.Items {
-		name := g.Labels[kofv1.SecretNameLabel]
-		if name == "" || seen[name] {
-			continue
-		}
-		own := obj.GetNamespace() == r.Namespace && obj.GetName() == name
-		ref := obj.GetNamespace() == g.Namespace && obj.GetName() == g.Spec.HTTPClient.BasicAuth.CredentialsSecretName
-		if own || ref {
+	add := func(name string) {
+		if name != "" && !seen[name] {
 			seen[name] = true
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: name}})
 		}
+	}
+	if obj.GetNamespace() == r.Namespace {
+		var own kofv1.PromxyServerGroupList
+		if err := r.Client.List(ctx, &own, client.MatchingFields{configSecretIndex: obj.GetName()}, client.Limit(1),
+			client.UnsafeDisableDeepCopy); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "list PromxyServerGroups for a Secret event", "secret", client.ObjectKeyFromObject(obj))
+			return nil
+		}
+		if len(own.Items) > 0 {
+			add(obj.GetName())
+		}
+	}
+	var refs kofv1.PromxyServerGroupList
+	if err := r.Client.List(ctx, &refs, client.MatchingFields{credentialsIndex: obj.GetNamespace() + "/" + obj.GetName()},
+		client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list PromxyServerGroups for a Secret event", "secret", client.ObjectKeyFromObject(obj))
+		return nil
+	}
+	for i := range refs.Items {
+		add(refs.Items[i].Labels[kofv1.SecretNameLabel])
 	}
 	return out
 }

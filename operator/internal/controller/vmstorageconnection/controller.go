@@ -56,11 +56,37 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
+// Field indexes of VMStorageConnections in the cache, so that a watch event finds its connections without listing
+// (and copying) every connection.
+const (
+	// clusterIndex holds "<kind>/<namespace>/<name>" of the storage cluster a connection references.
+	clusterIndex = "kof.clusterRef"
+	// secretIndex holds "<namespace>/<name>" of a connection's credentials Secret.
+	secretIndex = "kof.secretRef"
+)
+
 // SetupWithManager registers the controller with mgr: VMStorageConnections, and the VLClusters, VTClusters and
-// Secrets they reference (mapped back to every connection that references them). It returns the builder's error.
+// Secrets they reference (mapped back through the field indexes clusterIndex and secretIndex to every connection
+// that references them). It returns the indexer's or the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil || r.Recorder == nil {
 		return fmt.Errorf("setup %s controller: Client and Recorder are required", ControllerName)
+	}
+	ctx := context.Background()
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, &kofv1.VMStorageConnection{}, clusterIndex, func(o client.Object) []string {
+		return []string{refOf(o.(*kofv1.VMStorageConnection)).index()}
+	}); err != nil {
+		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, clusterIndex, err)
+	}
+	if err := idx.IndexField(ctx, &kofv1.VMStorageConnection{}, secretIndex, func(o client.Object) []string {
+		c := o.(*kofv1.VMStorageConnection)
+		if s := c.Spec.TargetStorageNode.Secret; s != nil {
+			return []string{c.Namespace + "/" + s.Name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, secretIndex, err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -85,34 +111,33 @@ func refOf(c *kofv1.VMStorageConnection) clusterKey {
 	return clusterKey{kind: c.Spec.ClusterRef.Kind, namespace: ns, name: c.Spec.ClusterRef.Name}
 }
 
+// index returns the clusterIndex value of the cluster key.
+func (k clusterKey) index() string { return k.kind + "/" + k.namespace + "/" + k.name }
+
 // clusterToConnections maps a storage cluster of kind to the connections that reference it.
 func (r *Reconciler) clusterToConnections(kind string) handler.MapFunc {
 	return func(ctx context.Context, obj client.Object) []reconcile.Request {
 		key := clusterKey{kind: kind, namespace: obj.GetNamespace(), name: obj.GetName()}
-		return r.requests(ctx, func(c *kofv1.VMStorageConnection) bool { return refOf(c) == key })
+		return r.requests(ctx, clusterIndex, key.index())
 	}
 }
 
 // secretToConnections maps a Secret to the connections whose credentials it holds.
 func (r *Reconciler) secretToConnections(ctx context.Context, obj client.Object) []reconcile.Request {
-	return r.requests(ctx, func(c *kofv1.VMStorageConnection) bool {
-		s := c.Spec.TargetStorageNode.Secret
-		return s != nil && c.Namespace == obj.GetNamespace() && s.Name == obj.GetName()
-	})
+	return r.requests(ctx, secretIndex, obj.GetNamespace()+"/"+obj.GetName())
 }
 
-// requests lists the connections matching keep as reconcile requests.
-func (r *Reconciler) requests(ctx context.Context, keep func(*kofv1.VMStorageConnection) bool) []reconcile.Request {
-	var list kofv1.VMStorageConnectionList
-	if err := r.Client.List(ctx, &list); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "list VMStorageConnections for a watch event")
+// requests returns the connections whose field index holds value as reconcile requests (metadata only, from the
+// cache).
+func (r *Reconciler) requests(ctx context.Context, index, value string) []reconcile.Request {
+	var conns kofv1.VMStorageConnectionList
+	if err := r.Client.List(ctx, &conns, client.MatchingFields{index: value}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "list VMStorageConnections for a watch event", "index", index)
 		return nil
 	}
-	var out []reconcile.Request
-	for i := range list.Items {
-		if keep(&list.Items[i]) {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
+	out := make([]reconcile.Request, 0, len(conns.Items))
+	for i := range conns.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&conns.Items[i])})
 	}
 	return out
 }

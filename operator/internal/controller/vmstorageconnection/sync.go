@@ -194,7 +194,7 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	}
 	srcKey := types.NamespacedName{Namespace: c.Namespace, Name: ref.Name}
 	var src corev1.Secret
-	if err := r.getSecret(ctx, srcKey, &src, false); err != nil {
+	if err := r.getSecret(ctx, srcKey, &src); err != nil {
 		if apierrors.IsNotFound(err) {
 			return fmt.Sprintf("spec.target_storage_node.secret.name: Secret %s not found; create it or fix the name", nsName(srcKey)), nil
 		}
@@ -210,7 +210,9 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	}
 	dstKey := types.NamespacedName{Namespace: ns, Name: ref.Name}
 	var dst corev1.Secret
-	err := r.getSecret(ctx, dstKey, &dst, true)
+	// The cache holds every copy (they carry the managed-by label), so a cached copy is read from it; only a name
+	// the cache does not hold is looked up on the API server, where a Secret of someone else's may have it.
+	err := r.getSecret(ctx, dstKey, &dst)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -257,12 +259,11 @@ func (r *Reconciler) pruneCopies(ctx context.Context, ns string, all []kofv1.VMS
 	return nil
 }
 
-// getSecret reads a Secret through the cache, or straight from the API server when direct is set or the cache does
-// not hold it (and APIReader is set). Direct reads guard against overwriting a Secret the cache cannot see.
-func (r *Reconciler) getSecret(ctx context.Context, key types.NamespacedName, s *corev1.Secret, direct bool) error {
-	if direct && r.APIReader != nil {
-		return r.APIReader.Get(ctx, key, s)
-	}
+// getSecret reads a Secret through the cache, or straight from the API server when the cache does not hold it (and
+// APIReader is set): the cache holds only Secrets labelled managed-by kof-operator, so a user's credentials Secret,
+// or another Secret holding a copy's name, is read directly. A cached Secret may lag a change by the watch delay;
+// the Secret watch reconciles again once the cache has the change.
+func (r *Reconciler) getSecret(ctx context.Context, key types.NamespacedName, s *corev1.Secret) error {
 	err := r.Client.Get(ctx, key, s)
 	if apierrors.IsNotFound(err) && r.APIReader != nil {
 		return r.APIReader.Get(ctx, key, s)
