@@ -287,4 +287,3 @@ func controlPlane() (apiserver, etcd int, err error) {
 type cpuMeter struct{ apiserver, etcd int }
 
 func (m cpuMeter) sample() [2]float64 { return [2]float64{cpuSeconds(m.apiserver), cpuSeconds(m.etcd)} }
-

@@ -46,6 +46,7 @@ type Reconciler struct {
 	once   sync.Once
 	memory *phase.Memory
 	legacy bundle.LegacyCleaner
+	views  regionalViews
 }
 
 // state is one reconcile of one ClusterDeployment: the object, its role and what the phases found.
@@ -93,23 +94,29 @@ func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bo
 	return &state{cd: cd, role: discovery.Role(cd)}, true, nil
 }
 
-// Finalize cleans up a ClusterDeployment being deleted or no longer KOF's, and otherwise adds the finalizer and the
-// `k0rdent.mirantis.com/kof-cluster-name` label by merge patch, only when one is missing (never a full update of a
-// KCM object).
+// Finalize cleans up a ClusterDeployment being deleted or no longer KOF's, and otherwise adds the finalizer and, on
+// a regional, the `k0rdent.mirantis.com/kof-cluster-name` label (the propagation MultiClusterServices select
+// regionals by it, docs/contract.md; no selector names a child, so a child gets none) in one merge patch, only when
+// one is missing (never a full update of a KCM object). The label makes a regional's label change, which reconciles
+// it once more and writes nothing.
 func (r *Reconciler) Finalize(ctx context.Context, s *state) (bool, error) {
 	cd := s.cd
 	if !cd.DeletionTimestamp.IsZero() || s.role == "" {
+		r.views.forget(cd.UID)
 		return true, r.cleanup(ctx, cd)
 	}
-	if controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) && cd.Labels[kofv1.ClusterNameLabel] == cd.Name {
+	label := s.role == kofv1.RoleRegional
+	if controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) && (!label || cd.Labels[kofv1.ClusterNameLabel] == cd.Name) {
 		return false, nil
 	}
 	base := cd.DeepCopy()
 	controllerutil.AddFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
-	if cd.Labels == nil {
-		cd.Labels = map[string]string{}
+	if label {
+		if cd.Labels == nil {
+			cd.Labels = map[string]string{}
+		}
+		cd.Labels[kofv1.ClusterNameLabel] = cd.Name
 	}
-	cd.Labels[kofv1.ClusterNameLabel] = cd.Name
 	if err := r.Client.Patch(ctx, cd, ctrl.MergeFromWithOptions(base, ctrl.MergeFromWithOptimisticLock{}),
 		ctrl.FieldOwner(apply.FieldManager)); err != nil {
 		return false, fmt.Errorf("patch clusterdeployment %s/%s metadata: %w", cd.Namespace, cd.Name, err)

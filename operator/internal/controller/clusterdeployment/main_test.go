@@ -75,7 +75,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	for _, ns := range []string{"kcm-system", "kof", "ns-a", "ns-b", "many"} {
+	for _, ns := range []string{"kcm-system", "kof", "ns-a", "ns-b", "ns-legacy", "many"} {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

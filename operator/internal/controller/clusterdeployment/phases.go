@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -139,10 +140,13 @@ func (r *Reconciler) bind(ctx context.Context, s *state) (phase.Outcome, error) 
 	return phase.Done(""), nil
 }
 
-// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted).
+// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted). The
+// list is read without copies (nothing here changes it) and each regional's view is taken from r.views while the
+// regional and its ClusterTemplate keep their resource versions, so a child reconcile parses no regional again.
 func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) {
 	var list kcmv1.ClusterDeploymentList
-	if err := r.Client.List(ctx, &list, ctrl.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleRegional}); err != nil {
+	if err := r.Client.List(ctx, &list, ctrl.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleRegional},
+		ctrl.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list regional clusterdeployments: %w", err)
 	}
 	out := make([]outputs.Regional, 0, len(list.Items))
@@ -151,13 +155,64 @@ func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) 
 		if !cd.DeletionTimestamp.IsZero() {
 			continue
 		}
-		c, viewErr, err := r.view(ctx, cd)
+		tpl, err := r.template(ctx, cd)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, outputs.ForRegional(r.Config, c, viewErr))
+		tplVersion := ""
+		if tpl != nil {
+			tplVersion = tpl.ResourceVersion
+		}
+		if reg, ok := r.views.get(cd, tplVersion); ok {
+			out = append(out, reg)
+			continue
+		}
+		c, viewErr := discovery.FromClusterDeployment(cd, tpl)
+		reg := outputs.ForRegional(r.Config, c, viewErr)
+		r.views.put(cd, tplVersion, reg)
+		out = append(out, reg)
 	}
 	return out, nil
+}
+
+// regionalViews keeps outputs.ForRegional of each regional ClusterDeployment (by UID) with the resource versions of
+// the regional and its ClusterTemplate it was computed from. It is safe for concurrent reconciles.
+type regionalViews struct {
+	mu sync.Mutex
+	m  map[types.UID]regionalView
+}
+
+type regionalView struct {
+	version, template string
+	regional          outputs.Regional
+}
+
+// get returns the kept view of cd when cd and its template (resource version tpl, "" when there is none) are still
+// the versions it was computed from.
+func (v *regionalViews) get(cd *kcmv1.ClusterDeployment, tpl string) (outputs.Regional, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	e, ok := v.m[cd.UID]
+	if !ok || e.version != cd.ResourceVersion || e.template != tpl {
+		return outputs.Regional{}, false
+	}
+	return e.regional, true
+}
+
+func (v *regionalViews) put(cd *kcmv1.ClusterDeployment, tpl string, reg outputs.Regional) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = map[types.UID]regionalView{}
+	}
+	v.m[cd.UID] = regionalView{version: cd.ResourceVersion, template: tpl, regional: reg}
+}
+
+// forget drops the kept view of the ClusterDeployment with uid.
+func (v *regionalViews) forget(uid types.UID) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.m, uid)
 }
 
 // named returns the ClusterDeployment the child's regional label names when it is not among regionals (so that

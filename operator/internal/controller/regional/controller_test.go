@@ -266,18 +266,18 @@ func TestMalformedHTTPConfigKeepsPromxy(t *testing.T) {
 
 func TestLegacyAdminBundleRemoved(t *testing.T) {
 	ctx := context.Background()
-	legacy := names.LegacyAdminVMUserBase("ns2", "r-legacy")
-	old := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: names.VMUserSecret(legacy)},
+	legacy := names.LegacyAdminVMUserBase("ns-legacy", "r-legacy")
+	old := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-legacy", Name: names.VMUserSecret(legacy)},
 		StringData: map[string]string{"username": legacy, "password": "old-password-0123456789"}}
 	if err := env.Client.Create(ctx, old); err != nil {
 		t.Fatal(err)
 	}
-	cm := regionalCM(t, "ns2", "r-legacy", nil, map[string]string{kofv1.RegionalDomainAnnotation: "legacy.example.com"})
+	cm := regionalCM(t, "ns-legacy", "r-legacy", nil, map[string]string{kofv1.RegionalDomainAnnotation: "legacy.example.com"})
 	if err := env.Client.Create(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, func() error {
-		return get(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns2", Name: names.VMUserSecret(names.AdminVMUserBase("ns2", "r-legacy"))}})
+		return get(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-legacy", Name: names.VMUserSecret(names.AdminVMUserBase("ns-legacy", "r-legacy"))}})
 	})
 	eventually(t, func() error { return gone(old) })
 }

@@ -67,7 +67,7 @@ func run(m *testing.M) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for _, ns := range []string{"kcm-system", "kof", "ns1", "ns2"} {
+	for _, ns := range []string{"kcm-system", "kof", "ns1", "ns2", "ns-legacy"} {
 		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
