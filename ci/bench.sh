@@ -3,8 +3,10 @@
 #   - chartlib rendering one chart vs `bin/helm template` of the same chart (chartlib/render);
 #   - the fleet render of 1 management + 10 regional + 200 child clusters vs the equivalent `bin/helm template` runs
 #     (chartlib/fleet; helm does layer 1 only, so the comparison favours helm).
-# Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator at
-# 20 regional + 1,000 child clusters; the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
+# Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator (its own
+# process) at 20 regional + 200 and + 1,000 child clusters (KOF_SCALE_CHILDREN sets the larger count) against the
+# floor of a client applying the same desired objects on the same control plane (time, writes per desired object,
+# direct reads, kube-apiserver and etcd CPU, operator CPU and peak RSS); the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
 # export read (samples/s, MB/s, ratio, peak RSS); the audit-logs exporter against the raw LogsQL read (events/s, ratio,
 # peak RSS); the diagnosis of kof doctor at 100 and 1,000 clusters (and whether it grows linearly). BENCH_FILTER (a
 # grep -E pattern over package paths) runs a subset.
@@ -51,6 +53,16 @@ bench ./operator/auditlog/ . 3x
 
 echo
 echo "== comparisons (same run)"
+# metric FILE BENCH UNIT: the value of the metric UNIT of benchmark BENCH in FILE.
+metric() { awk -v n="$2" -v u="$3" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 2; i < NF; i++) if ($(i+1) == u) print $i}' "$1" | tail -1; }
+s="$OUT/__operator_internal_scale_.txt"
+if [ -f "$s" ]; then
+  for b in BenchmarkFleet200 BenchmarkFleetLarge; do
+    echo "operator $b: time/floor $(metric "$s" $b time/floor), writes/desired $(metric "$s" $b writes/desired-object)," \
+      "no-op touch writes $(metric "$s" $b touch-writes), kube-apiserver CPU/floor $(metric "$s" $b apiserver-cpu/floor)," \
+      "direct GETs $(metric "$s" $b direct-gets), peak RSS $(metric "$s" $b operator-peak-RSS-MiB) MiB"
+  done
+fi
 r="$OUT/__chartlib_render_.txt"; f="$OUT/__chartlib_fleet_.txt"
 [ -f "$r" ] && ratio "one chart (kof-mothership)" "$r" BenchmarkRepositoryChartFromDisk BenchmarkHelmTemplate
 [ -f "$f" ] && ratio "fleet (1 mgmt + 10 regional + 200 child)" "$f" BenchmarkFleet BenchmarkHelmTemplateFleet

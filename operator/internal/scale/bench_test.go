@@ -90,6 +90,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		}
 		rss := peakRSSOf(strconv.Itoa(p.cmd.Process.Pid))
 		p.stop()
+		b.Logf("operator writes by method and resource: %v", p.writesOf)
 
 		floorNS := fmt.Sprintf("floor-%d-%d", nc, i)
 		f0 := meter.sample()

@@ -33,6 +33,15 @@ const (
 // apiCounts are the API requests of one process by class.
 type apiCounts struct {
 	writes, events, gets, lists atomic.Int64
+	// byResource counts the writes per "<method> <resource>" (*atomic.Int64 values).
+	byResource sync.Map
+}
+
+// addWrite counts a write of method to the resource of path.
+func (c *apiCounts) addWrite(method, path string) {
+	c.writes.Add(1)
+	n, _ := c.byResource.LoadOrStore(method+" "+resourceOf(path), &atomic.Int64{})
+	n.(*atomic.Int64).Add(1)
 }
 
 // requestCounter sorts the requests of a process into apiCounts: events (any request under /events), watches
@@ -48,7 +57,7 @@ func (c requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	case strings.Contains(req.URL.Path, "/events"):
 		c.counts.events.Add(1)
 	case req.Method != http.MethodGet:
-		c.counts.writes.Add(1)
+		c.counts.addWrite(req.Method, req.URL.Path)
 	case req.URL.Query().Get("watch") == "true":
 	case isCollection(req.URL.Path):
 		c.counts.lists.Add(1)
@@ -58,9 +67,22 @@ func (c requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(req)
 }
 
-// isCollection reports whether an API path (/api/v1/... or /apis/<group>/<version>/...) names a collection rather
-// than one object.
-func isCollection(path string) bool {
+// resourceOf returns the resource of an API path, with its subresource (`clusterdeployments`, `vmusers/status`).
+func resourceOf(path string) string {
+	segs := apiSegments(path)
+	switch len(segs) {
+	case 0:
+		return path
+	case 1, 2:
+		return segs[0]
+	default:
+		return segs[0] + "/" + segs[2]
+	}
+}
+
+// apiSegments returns the segments of an API path after the group version and namespace: resource, name,
+// subresource; nil for a path that is not an API path.
+func apiSegments(path string) []string {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case len(segs) >= 2 && segs[0] == "api":
@@ -68,17 +90,22 @@ func isCollection(path string) bool {
 	case len(segs) >= 3 && segs[0] == "apis":
 		segs = segs[3:]
 	default:
-		return false
+		return nil
 	}
 	if len(segs) >= 3 && segs[0] == "namespaces" {
 		segs = segs[2:]
 	}
-	return len(segs) == 1
+	return segs
 }
+
+// isCollection reports whether an API path (/api/v1/... or /apis/<group>/<version>/...) names a collection rather
+// than one object.
+func isCollection(path string) bool { return len(apiSegments(path)) == 1 }
 
 // runOperator is the operator process: the manager built by operator/internal/manager (cache limits, workers, every
 // controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are synced, then
-// `counts <writes> <events> <gets> <lists>` every 100 ms, and stops on SIGTERM. It returns the exit code.
+// `counts <writes> <events> <gets> <lists>` every 100 ms, and stops on SIGTERM, printing `writes-of
+// <method>:<resource> <n>` for each kind of write it made. It returns the exit code.
 func runOperator() int {
 	ctrl.SetLogger(logr.Discard())
 	if err := operatorProcess(); err != nil {
@@ -135,7 +162,12 @@ func operatorProcess() error {
 			}
 		}
 	}()
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	counts.byResource.Range(func(k, v any) bool {
+		fmt.Printf("writes-of %s %d\n", strings.ReplaceAll(k.(string), " ", ":"), v.(*atomic.Int64).Load())
+		return true
+	})
+	return err
 }
 
 // process is the operator process as the benchmark sees it: its latest counts and its pid.
@@ -143,6 +175,8 @@ type process struct {
 	cmd    *exec.Cmd
 	counts apiCounts
 	ready  chan struct{}
+	// writesOf are the writes per "<method>:<resource>" the process printed when it stopped.
+	writesOf map[string]int64
 	exited chan struct{} // closed when its output ends
 	done   sync.WaitGroup
 }
@@ -162,7 +196,7 @@ func startProcess(workers int) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &process{ready: make(chan struct{}), exited: make(chan struct{})}
+	p := &process{ready: make(chan struct{}), exited: make(chan struct{}), writesOf: map[string]int64{}}
 	p.cmd = exec.Command(self)
 	p.cmd.Env = append(os.Environ(), envOperatorKubeconfig+"="+kc, envOperatorWorkers+"="+strconv.Itoa(workers))
 	p.cmd.Stderr = os.Stderr
@@ -196,6 +230,10 @@ func (p *process) read(out io.Reader) {
 		switch {
 		case len(f) == 1 && f[0] == "ready":
 			close(p.ready)
+		case len(f) == 3 && f[0] == "writes-of":
+			if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+				p.writesOf[f[1]] = n
+			}
 		case len(f) == 5 && f[0] == "counts":
 			for i, c := range []*atomic.Int64{&p.counts.writes, &p.counts.events, &p.counts.gets, &p.counts.lists} {
 				if n, err := strconv.ParseInt(f[i+1], 10, 64); err == nil {

@@ -53,6 +53,14 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The release and KCM namespaces: the promxy config Secret and the promxy rules ConfigMap are written there.
+	for _, ns := range []string{testConfig().ReleaseNamespace, testConfig().KCMNamespace} {
+		if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			_ = env.Stop()
+			os.Exit(1)
+		}
+	}
 	code := m.Run()
 	_ = env.Stop()
 	os.Exit(code)
@@ -244,19 +252,4 @@ func resync(ctx context.Context, op *operator, ns string) (int64, error) {
 		}
 	}
 	return op.writes.Load() - before, nil
-}
-
-// peakRSS returns the process's peak resident set size in MiB (VmHWM of /proc/self/status), 0 when unknown.
-func peakRSS() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
 }
