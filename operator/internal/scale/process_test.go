@@ -177,8 +177,8 @@ type process struct {
 	ready  chan struct{}
 	// writesOf are the writes per "<method>:<resource>" the process printed when it stopped.
 	writesOf map[string]int64
-	exited chan struct{} // closed when its output ends
-	done   sync.WaitGroup
+	exited   chan struct{} // closed when its output ends
+	done     sync.WaitGroup
 }
 
 // startProcess starts the operator process with workers per controller against the envtest control plane and waits

@@ -50,7 +50,7 @@ func DesiredFor(conns []kofv1.VMStorageConnection, secretName func(*kofv1.VMStor
 	for i := range conns {
 		c := &conns[i]
 		node := c.Spec.TargetStorageNode
-		nodes = append(nodes, node.Address)
+		nodes = append(nodes, nodeAddress(node.Address))
 		user, pass := "", ""
 		if node.Secret != nil {
 			name := secretName(c)
@@ -81,6 +81,20 @@ func DesiredFor(conns []kofv1.VMStorageConnection, secretName func(*kofv1.VMStor
 	}
 	slices.Sort(d.Secrets)
 	return d
+}
+
+// nodeAddress returns address as one entry of the storageNode flag: `host[:port][/path]`, without an `http://` or
+// `https://` scheme. vlselect and vtselect put the scheme in front of the entry themselves (`https://` when the
+// entry's storageNode.tls is true), so `https://vmauth.<domain>/vts` would be dialled as host `https`; the scheme
+// of a connection's address is carried by its TLS flag instead (proven against a real select node by
+// TestStorageNodeFormQueries).
+func nodeAddress(address string) string {
+	for _, scheme := range []string{"https://", "http://"} {
+		if rest, ok := strings.CutPrefix(address, scheme); ok {
+			return rest
+		}
+	}
+	return address
 }
 
 // CurrentArgs returns the managed keys present in extraArgs.
