@@ -26,6 +26,8 @@ const FieldManager = kofv1.FieldManager
 type Applier struct {
 	Reader client.Reader
 	Writer client.Client
+	// Written, when set, skips re-applying what this process just applied while Reader (a cache) lags behind.
+	Written *Written
 }
 
 // Apply server-side applies desired (ForceOwnership, field manager FieldManager) unless the fields FieldManager owns
@@ -45,9 +47,13 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 	want.SetGroupVersionKind(gvk)
 	ownership.Prune(want.Object)
 
+	key := gvk.Kind + "/" + client.ObjectKeyFromObject(desired).String()
+	hash, hashed := hashOf(appliedFields(want.Object))
 	current, ok := reflectNew(desired)
 	err = a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), current)
 	switch {
+	case hashed && err == nil && a.Written.fresh(key, hash, current):
+		return false, nil
 	case err == nil && ok:
 		same, cerr := unchanged(current, want)
 		if cerr != nil {
@@ -62,6 +68,9 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 	if err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(want),
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("apply %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(desired), err)
+	}
+	if hashed {
+		a.Written.record(key, hash, want.GetResourceVersion())
 	}
 	return true, nil
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
+	"sync"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
@@ -49,6 +50,37 @@ func Password() (string, error) {
 type Keeper struct {
 	Applier apply.Applier
 	Config  config.Config
+	// Passwords, when set, keeps the password of each Secret this process applied, so that a reconcile that runs
+	// before the cache holds a just-made Secret keeps its password instead of drawing another one.
+	Passwords *Passwords
+}
+
+// Passwords holds the password each credentials Secret (by namespace/name) was last applied with, in memory only,
+// as the informer cache holds the Secrets themselves. Its zero value is ready to use; it is safe for concurrent use.
+type Passwords struct{ m sync.Map }
+
+func (p *Passwords) get(key client.ObjectKey) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	v, ok := p.m.Load(key)
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+func (p *Passwords) put(key client.ObjectKey, pw string) {
+	if p != nil {
+		p.m.Store(key, pw)
+	}
+}
+
+// Forget drops the password kept for the Secret key (once it is deleted).
+func (p *Passwords) Forget(key client.ObjectKey) {
+	if p != nil {
+		p.m.Delete(key)
+	}
 }
 
 // Ensure applies bundle b: the Secret (keeping an existing password of at least 16 characters), the VMUser and,
@@ -61,6 +93,7 @@ func (k Keeper) Ensure(ctx context.Context, b outputs.Bundle, owner client.Objec
 	if err != nil {
 		return writes, err
 	}
+	k.Passwords.put(client.ObjectKey{Namespace: b.Namespace, Name: names.VMUserSecret(b.Base)}, pw)
 	objs := []client.Object{b.Secret(pw), b.VMUser(k.Config)}
 	if owner != nil {
 		for _, o := range objs {
@@ -128,6 +161,10 @@ func (k Keeper) password(ctx context.Context, b outputs.Bundle) (string, error) 
 		}
 	case !apierrors.IsNotFound(err):
 		return "", fmt.Errorf("get secret %s/%s: %w", b.Namespace, names.VMUserSecret(b.Base), err)
+	default:
+		if pw, ok := k.Passwords.get(client.ObjectKey{Namespace: b.Namespace, Name: names.VMUserSecret(b.Base)}); ok {
+			return pw, nil // applied by this process, not in the cache yet
+		}
 	}
 	return Password()
 }

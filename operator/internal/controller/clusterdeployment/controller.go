@@ -46,7 +46,10 @@ type Reconciler struct {
 	once   sync.Once
 	memory *phase.Memory
 	legacy bundle.LegacyCleaner
-	views  regionalViews
+	// written and passwords keep what this process applied while the cache lags (apply.Written, bundle.Passwords).
+	written   apply.Written
+	passwords bundle.Passwords
+	views     regionalViews
 }
 
 // state is one reconcile of one ClusterDeployment: the object, its role and what the phases found.
@@ -68,11 +71,11 @@ func (r *Reconciler) mem() *phase.Memory {
 }
 
 func (r *Reconciler) applier() apply.Applier {
-	return apply.Applier{Reader: r.Client, Writer: r.Client}
+	return apply.Applier{Reader: r.Client, Writer: r.Client, Written: &r.written}
 }
 
 func (r *Reconciler) keeper() bundle.Keeper {
-	return bundle.Keeper{Applier: r.applier(), Config: r.Config}
+	return bundle.Keeper{Applier: r.applier(), Config: r.Config, Passwords: &r.passwords}
 }
 
 // Reconcile implements reconcile.Reconciler in the one shape (operator/internal/phase).

@@ -47,6 +47,9 @@ type Reconciler struct {
 	once   sync.Once
 	memory *phase.Memory
 	legacy bundle.LegacyCleaner
+	// written and passwords keep what this process applied while the cache lags (apply.Written, bundle.Passwords).
+	written   apply.Written
+	passwords bundle.Passwords
 }
 
 // state is one reconcile of one regional ConfigMap.
@@ -61,7 +64,7 @@ func (r *Reconciler) mem() *phase.Memory {
 }
 
 func (r *Reconciler) applier() apply.Applier {
-	return apply.Applier{Reader: r.Client, Writer: r.Client}
+	return apply.Applier{Reader: r.Client, Writer: r.Client, Written: &r.written}
 }
 
 // Reconcile implements reconcile.Reconciler in the one shape (operator/internal/phase).
@@ -154,7 +157,7 @@ func (r *Reconciler) parse(_ context.Context, s *state) (phase.Outcome, error) {
 
 // ensureAdmin keeps the admin VMUser bundle (outputs.AdminBundle), then removes the one of an earlier release.
 func (r *Reconciler) ensureAdmin(ctx context.Context, s *state) (phase.Outcome, error) {
-	if _, err := (bundle.Keeper{Applier: r.applier(), Config: r.Config}).Ensure(ctx, outputs.AdminBundle(s.in), s.cm); err != nil {
+	if _, err := (bundle.Keeper{Applier: r.applier(), Config: r.Config, Passwords: &r.passwords}).Ensure(ctx, outputs.AdminBundle(s.in), s.cm); err != nil {
 		return phase.Outcome{}, err
 	}
 	if r.APIReader != nil {
