@@ -12,6 +12,7 @@ import (
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,11 +64,14 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 	meter := cpuMeter{apiserver: apiserver, etcd: etcd}
 	for i := 0; b.Loop(); i++ {
 		workers := manager.DefaultWorkers
-		p, err := startProcess(workers)
+		ns := fmt.Sprintf("op-%d-%d", nc, i)
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			b.Fatal(err)
+		}
+		p, err := startProcess(workers, ns)
 		if err != nil {
 			b.Fatal(err)
 		}
-		ns := fmt.Sprintf("op-%d-%d", nc, i)
 		cpu0, op0 := meter.sample(), cpuSeconds(p.cmd.Process.Pid)
 		start := time.Now()
 		if err := fleet(ctx, ns, nr, nc); err != nil {

@@ -36,7 +36,7 @@ func TestBurstEqualsSlowSequence(t *testing.T) {
 	}
 	const nr = 5
 	ctx := context.Background()
-	p, err := startProcess(4)
+	p, err := startProcess(4, "burst", "slow")
 	if err != nil {
 		t.Fatal(err)
 	}

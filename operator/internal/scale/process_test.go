@@ -28,6 +28,9 @@ import (
 const (
 	envOperatorKubeconfig = "KOF_SCALE_OPERATOR_KUBECONFIG"
 	envOperatorWorkers    = "KOF_SCALE_OPERATOR_WORKERS"
+	// envOperatorNamespaces is the operator's watch scope (KOF_WATCH_NAMESPACES): the fleets it is measured on, so
+	// that fleets left by earlier benchmarks on the same control plane are neither cached nor reconciled.
+	envOperatorNamespaces = "KOF_SCALE_OPERATOR_NAMESPACES"
 )
 
 // apiCounts are the API requests of one process by class.
@@ -140,6 +143,7 @@ func operatorProcess() error {
 	}
 	opCfg := testConfig()
 	opCfg.PromxyRulesConfigMap = opCfg.ReleaseName + "-promxy-rules"
+	opCfg.WatchNamespaces = strings.Split(os.Getenv(envOperatorNamespaces), ",")
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Cache: manager.CacheOptions(opCfg), Controller: ctrlOpts})
 	if err != nil {
@@ -181,9 +185,9 @@ type process struct {
 	done     sync.WaitGroup
 }
 
-// startProcess starts the operator process with workers per controller against the envtest control plane and waits
-// until its caches are synced.
-func startProcess(workers int) (*process, error) {
+// startProcess starts the operator process with workers per controller, watching the namespaces (and the release
+// and KCM namespaces), against the envtest control plane and waits until its caches are synced.
+func startProcess(workers int, namespaces ...string) (*process, error) {
 	dir, err := os.MkdirTemp("", "kof-scale")
 	if err != nil {
 		return nil, err
@@ -198,7 +202,8 @@ func startProcess(workers int) (*process, error) {
 	}
 	p := &process{ready: make(chan struct{}), exited: make(chan struct{}), writesOf: map[string]int64{}}
 	p.cmd = exec.Command(self)
-	p.cmd.Env = append(os.Environ(), envOperatorKubeconfig+"="+kc, envOperatorWorkers+"="+strconv.Itoa(workers))
+	p.cmd.Env = append(os.Environ(), envOperatorKubeconfig+"="+kc, envOperatorWorkers+"="+strconv.Itoa(workers),
+		envOperatorNamespaces+"="+strings.Join(namespaces, ","))
 	p.cmd.Stderr = os.Stderr
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {

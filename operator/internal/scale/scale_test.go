@@ -143,7 +143,7 @@ func (op *operator) close() {
 // fleet creates regionals r0…r<nr-1> (aws, region i) and children c0…c<nc-1> spread over the regionals by region,
 // every tenth one bound by label instead, in namespace ns.
 func fleet(ctx context.Context, ns string, nr, nc int) error {
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
 		return err
 	}
 	tpl := &kcmv1.ClusterTemplate{ObjectMeta: metav1.ObjectMeta{Name: "aws", Namespace: ns}}
