@@ -164,7 +164,8 @@ func checkMothershipDefaults(t *testing.T, res *render.Result) {
 		t.Errorf("PodDisruptionBudget selects other pods than the kof-operator Deployment (-deployment +pdb):\n%s", diff)
 	}
 	manager := containers(t, dep)[0]
-	if diff := cmp.Diff([]any{"--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"}, manager["args"]); diff != "" {
+	if diff := cmp.Diff([]any{"--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
+		"--workers=4"}, manager["args"]); diff != "" {
 		t.Errorf("kof-operator args (-want +got):\n%s", diff)
 	}
 	if got := manager["image"]; got != "ghcr.io/k0rdent/kof/kof-operator:2.0.0" {
