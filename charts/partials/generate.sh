@@ -23,6 +23,9 @@ copies=(
 	"files/opentelemetry-operator.tpl:kof-regional kof-child"
 	"files/prometheus-operator-crds.tpl:kof-regional kof-child"
 	"files/vmuser-credentials.yaml:kof-regional kof-child"
+	"files/kube-state-metrics.tpl:kof-regional kof-child"
+	"files/prometheus-node-exporter.tpl:kof-regional kof-child"
+	"files/opencost.tpl:kof-regional kof-child"
 )
 
 for entry in "${copies[@]}"; do

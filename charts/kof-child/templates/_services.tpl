@@ -66,8 +66,10 @@ k0rdent.mirantis.com/kof-gateway-namespace: gateway.namespace
 {{/*
 kof-child.childServices: the services of a child MultiClusterService: prometheus-operator-crds and
 opentelemetry-operator (kof.thirdPartyOperators), kof-vmuser-credentials (the child's credentials Secret), kof-operators
-(optional), then kof-collectors (layer-2 template files/kof-collectors.tpl), which depends on kof-operators (when
-on), on both operators and on the credentials. Input: dict {root, istio}. Output: YAML list of KCM Service objects.
+(optional), the metric sources (kof.metricSources), then kof-collectors (layer-2 template files/kof-collectors.tpl),
+which depends on kof-operators (when on), on both operators, on the credentials and on the metric sources, then
+OpenCost reading the child's own data (its regional's read endpoint from the ChildConfig, or in Istio its in-mesh
+VMAuth) with the child's tenant-filtered credentials. Input: dict {root, istio}. Output: YAML list of KCM Service objects.
 */}}
 {{- define "kof-child.childServices" -}}
 {{- $root := .root -}}
@@ -84,7 +86,13 @@ on), on both operators and on the credentials. Input: dict {root, istio}. Output
 {{- end -}}
 {{- $self := dict "enabled" false "name" "" "namespace" "" "secretName" "" "regional" "" -}}
 {{- $data := dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "scalars" (include "kof-child.endpointScalars" . | fromYaml) "mode" "child" "self" $self "istio" (eq .istio "true") "namespace" $v.namespace "pkiPath" $v.pkiPath "endpoints" (include "kof-child.paths" . | fromYaml) "configRef" "ChildConfig" "regional" $v.regionless.clusterName -}}
+{{- range include "kof.metricSources" $root | fromYamlArray -}}
+{{- $svcs = append $svcs . -}}
+{{- $after = append $after (dict "name" .name "namespace" .namespace) -}}
+{{- end -}}
 {{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "names" (list "childBase" "regionalVMAuth") "data" $data "after" $after) -}}
+{{- $read := dict "url" "" "fromConfig" true "secret" "childBase" -}}
+{{- $svcs = concat $svcs (include "kof.opencostService" (dict "root" $root "read" $read "istio" .istio "configRef" "ChildConfig") | fromYamlArray) -}}
 {{- include "kof.chain" (dict "root" $root "services" $svcs) -}}
 {{- end -}}
 
@@ -92,7 +100,9 @@ on), on both operators and on the credentials. Input: dict {root, istio}. Output
 kof-child.mgmtServices: the services of the management-cluster MultiClusterService. M2M: kof-storage (VictoriaMetrics
 off, promxy and multilevel select on, `storage` values), then kof-collectors writing in-cluster; M2R:
 kof-vmuser-credentials (the regional cluster's admin credentials Secret), then kof-collectors writing to the
-regional cluster. Input: dict {root, istio}. Output: YAML list of KCM Service objects.
+regional cluster; both with the metric sources before kof-collectors and OpenCost after it, reading the management
+cluster's own data (M2M: its vmselect in-cluster; M2R: the regional's read endpoint with the regional admin
+credentials the collectors use). Input: dict {root, istio}. Output: YAML list of KCM Service objects.
 */}}
 {{- define "kof-child.mgmtServices" -}}
 {{- $root := .root -}}
@@ -128,7 +138,16 @@ regional cluster. Input: dict {root, istio}. Output: YAML list of KCM Service ob
 {{- $after = append $after (dict "name" $cred.name "namespace" $cred.namespace) -}}
 {{- end -}}
 {{- $data := dict "shared" $shared "values" $v.fromManagement.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "scalars" (include "kof-child.endpointScalars" . | fromYaml) "mode" $mode "self" $self "istio" (eq .istio "true") "namespace" $v.namespace "pkiPath" $v.pkiPath "endpoints" $endpoints "configRef" $configRef "regional" $regional -}}
+{{- range include "kof.metricSources" $root | fromYamlArray -}}
+{{- $svcs = append $svcs . -}}
+{{- $after = append $after (dict "name" .name "namespace" .namespace) -}}
+{{- end -}}
 {{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "names" (list "childBase" "regionalVMAuth") "data" $data "after" $after) -}}
+{{- $read := dict "url" "" "fromConfig" true "secret" $self.secretName -}}
+{{- if eq $mode "m2m" -}}
+{{- $read = dict "url" (printf "http://vmselect-cluster.%s:8481/select/0/prometheus" $v.namespace) "fromConfig" false "secret" "" -}}
+{{- end -}}
+{{- $svcs = concat $svcs (include "kof.opencostService" (dict "root" $root "read" $read "istio" .istio "self" $self "configRef" $configRef) | fromYamlArray) -}}
 {{- include "kof.chain" (dict "root" $root "services" $svcs) -}}
 {{- end -}}
 

@@ -123,7 +123,8 @@ service:
 
 {{/*
 kof-collectors.clusterConfig: the built-in config of the cluster collector: cluster-level metrics, Kubernetes
-events as logs and, with kcm.monitoring, the targets of the KCM ServiceMonitors/PodMonitors.
+events as logs, the metric sources of its namespace (metricSources) and, with kcm.monitoring, the targets of the KCM
+ServiceMonitors/PodMonitors.
 Input: the root context. Output: YAML of a collector config.
 */}}
 {{- define "kof-collectors.clusterConfig" -}}
@@ -147,6 +148,29 @@ receivers:
       - name: events
         group: events.k8s.io
         mode: watch
+  {{- if .Values.metricSources.enabled }}
+  prometheus/sources:
+    config:
+      scrape_configs:
+        - job_name: kof-metric-sources
+          scrape_interval: {{ .Values.metricSources.interval }}
+          honor_labels: true
+          kubernetes_sd_configs:
+            - role: endpoints
+              namespaces:
+                names:
+                  - {{ .Release.Namespace }}
+          relabel_configs:
+            - action: keep
+              source_labels: [__meta_kubernetes_service_label_app_kubernetes_io_name, __meta_kubernetes_endpoint_port_name]
+              regex: {{ include "kof-collectors.metricSourcesRegex" . | quote }}
+            - action: replace
+              source_labels: [__meta_kubernetes_service_label_app_kubernetes_io_name]
+              target_label: job
+            - action: replace
+              source_labels: [__meta_kubernetes_pod_node_name]
+              target_label: node
+  {{- end }}
   {{- if .Values.kcm.monitoring }}
   prometheus/kcm:
     config:
@@ -161,6 +185,9 @@ service:
     metrics:
       receivers:
         - k8s_cluster
+        {{- if .Values.metricSources.enabled }}
+        - prometheus/sources
+        {{- end }}
         {{- if .Values.kcm.monitoring }}
         - prometheus/kcm
         {{- end }}
@@ -173,6 +200,16 @@ service:
       processors: {{- toYaml $processors | nindent 8 }}
       exporters:
         - otlphttp/logs
+{{- end -}}
+
+{{/*
+kof-collectors.metricSourcesRegex: the keep regex of the metric sources scrape over "<service app name>;<endpoint
+port name>": the metrics ports of the kube-state-metrics (`http`), prometheus-node-exporter (`metrics`) and OpenCost
+(`http`) Services that kof-regional and kof-child install in this namespace (docs/cost.md).
+Input: none. Output: a regular expression.
+*/}}
+{{- define "kof-collectors.metricSourcesRegex" -}}
+(kube-state-metrics;http|prometheus-node-exporter;metrics|opencost;http)
 {{- end -}}
 
 {{/*

@@ -5,9 +5,11 @@ makes every Helm service wait for its release):
   that publishes VMAuth, Envoy Gateway (it brings the Gateway API CRDs) or ingress-nginx, then cert-manager (after
   the CRDs its Gateway API support watches, which is on only with Envoy Gateway); kof-operators; the VictoriaMetrics
   operator (its Gateway API support on with Envoy Gateway); kof-storage (plus the cluster's vmrules ConfigMap
-  `kof-record-vmrules-<cluster>` as valuesFrom); kof-collectors, which also depends on both operators;
+  `kof-record-vmrules-<cluster>` as valuesFrom); the metric sources kube-state-metrics and prometheus-node-exporter
+  (standalone, kof.metricSources); kof-collectors, which also depends on both operators and on the metric sources;
+  OpenCost (kof.opencostService), after kof-collectors, reading the cluster's own VMAuth with its admin credentials;
 - on the management cluster in regionless mode: kof-vmuser-credentials (the admin credentials Secret, copied into
-  the KOF namespace), kof-storage, kof-collectors. The operators, cert-manager and the ingress controller come from
+  the KOF namespace), kof-storage, the metric sources, kof-collectors, OpenCost. The operators, cert-manager and the ingress controller come from
   KCM and the kof umbrella there (kof-operators), and the management cluster's rules are kof-mothership's.
 Each `values` is a layer-2 template (files/*.tpl).
 Input: dict {root, istio, self} (self: the management cluster in regionless mode, else empty).
@@ -79,7 +81,13 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $_ := set $storage "valuesFrom" (list (dict "kind" "ConfigMap" "name" (include "kof.names.composedTemplate" (dict "prefix" "kof-record-vmrules-" "nameExpr" ".Cluster.metadata.name")))) -}}
 {{- end -}}
 {{- $svcs = append $svcs $storage -}}
+{{- range include "kof.metricSources" $root | fromYamlArray -}}
+{{- $svcs = append $svcs . -}}
+{{- $after = append $after (dict "name" .name "namespace" .namespace) -}}
+{{- end -}}
 {{- $svcs = append $svcs (dict "name" "kof-collectors" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "kof-collectors" "version" $root.Chart.Version)) "file" "files/kof-collectors.tpl" "names" (list "adminBase") "data" (dict "shared" $shared "values" $v.collectors "annotation" "k0rdent.mirantis.com/kof-collectors-values" "self" $selfData "namespace" $v.namespace) "after" $after) -}}
+{{- $read := dict "url" (printf "http://vmauth-cluster.%s:8427/vm/select/0/prometheus" $v.namespace) "fromConfig" false "secret" "adminBase" -}}
+{{- $svcs = concat $svcs (include "kof.opencostService" (dict "root" $root "read" $read "istio" .istio "self" $selfData) | fromYamlArray) -}}
 {{- include "kof.chain" (dict "root" $root "services" $svcs) -}}
 {{- end -}}
 

@@ -229,3 +229,75 @@ spec:
       name: {{ $name }}
     deploymentType: Remote
 {{- end -}}
+
+{{/*
+kof.metricSources: the metric source services every KOF cluster gets (docs/cost.md), each standalone: kube-state-metrics
+(with KOF's custom-resource metrics for KCM ClusterDeployments, CAPI Clusters and Flux HelmReleases, and the RBAC
+rules to list and watch them) and prometheus-node-exporter, ServiceTemplates `<catalog entry>-<version with . → ->`
+that kof-mothership renders from `catalog`, in the KOF namespace. The cluster collector scrapes both (kof-collectors
+`metricSources`), so kof-collectors depends on them. Empty when `metricSources.enabled` is false.
+Input: the root context. Output: YAML list of chain entries.
+*/}}
+{{- define "kof.metricSources" -}}
+{{- $v := .Values -}}
+{{- $out := list -}}
+{{- if $v.metricSources.enabled -}}
+{{- $ksm := index $v.catalog "kube-state-metrics" | default dict -}}
+{{- $ne := index $v.catalog "prometheus-node-exporter" | default dict -}}
+{{- range list (list "kube-state-metrics" $ksm) (list "prometheus-node-exporter" $ne) -}}
+{{- if not (index . 1).version -}}
+{{- fail (printf "catalog.%s.version is required (ServiceTemplate of the %s service)" (index . 0) (index . 0)) -}}
+{{- end -}}
+{{- end -}}
+{{- $ksmValues := mergeOverwrite (include "kof.kubeStateMetrics.computed" . | fromYaml) (deepCopy $v.metricSources.kubeStateMetrics.values) -}}
+{{- $out = append $out (dict "name" "kube-state-metrics" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "kube-state-metrics" "version" $ksm.version)) "file" "files/kube-state-metrics.tpl" "data" (dict "values" $ksmValues "annotation" "k0rdent.mirantis.com/kof-kube-state-metrics-values" "self" (dict "enabled" false)) "standalone" true) -}}
+{{- $out = append $out (dict "name" "prometheus-node-exporter" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "prometheus-node-exporter" "version" $ne.version)) "file" "files/prometheus-node-exporter.tpl" "data" (dict "values" (deepCopy $v.metricSources.nodeExporter.values) "annotation" "k0rdent.mirantis.com/kof-node-exporter-values" "self" (dict "enabled" false)) "standalone" true) -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof.opencostService: the OpenCost chain entry of one MultiClusterService (docs/cost.md), placed after kof-collectors
+(it reads what the collectors store) in the KOF namespace, where the credentials Secret it names lives. read says
+where this cluster's own usage is read (files/opencost.tpl): {url, fromConfig, secret}; self is the head's self
+(the management cluster in M2M/M2R/regionless); configRef the templateResourceRef whose data has
+read_metrics_endpoint; after extra dependencies. Empty when `metricSources.enabled` is false.
+Input: dict {root, read, istio, self, configRef, after}. Output: YAML list of zero or one chain entry.
+*/}}
+{{- define "kof.opencostService" -}}
+{{- $v := .root.Values -}}
+{{- $out := list -}}
+{{- if $v.metricSources.enabled -}}
+{{- $oc := index $v.catalog "opencost" | default dict -}}
+{{- if not $oc.version -}}
+{{- fail "catalog.opencost.version is required (ServiceTemplate of the opencost service)" -}}
+{{- end -}}
+{{- $data := dict "values" (deepCopy $v.metricSources.opencost.values) "annotation" "k0rdent.mirantis.com/kof-opencost-values" "read" .read "istio" (eq (toString .istio) "true") "self" (.self | default (dict "enabled" false)) "configRef" (.configRef | default "") "regional" (dig "regional" "" (.self | default dict)) -}}
+{{- $out = append $out (dict "name" "opencost" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "opencost" "version" $oc.version)) "file" "files/opencost.tpl" "names" (list "childBase" "adminBase" "regionalVMAuth") "data" $data "after" (.after | default list)) -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+kof.kubeStateMetrics.computed: the kube-state-metrics values KOF computes: custom-resource state metrics (the
+kube-state-metrics CustomResourceStateMetrics format, docs/cost.md lists the series) for KCM ClusterDeployments
+(`kof_clusterdeployment_*`), CAPI Clusters (`kof_capi_cluster_*`) and Flux HelmReleases (`kof_helmrelease_*`):
+an info series and one series per status condition (1 when True), and the RBAC rules that let kube-state-metrics
+list and watch those kinds. Input: the root context. Output: YAML map of kube-state-metrics chart values.
+*/}}
+{{- define "kof.kubeStateMetrics.computed" -}}
+{{- $kinds := list
+  (dict "group" "k0rdent.mirantis.com" "version" "v1beta1" "kind" "ClusterDeployment" "resource" "clusterdeployments" "prefix" "kof_clusterdeployment" "info" (dict "template" (list "spec" "template") "role" (list "metadata" "labels" "k0rdent.mirantis.com/kof-cluster-role")))
+  (dict "group" "cluster.x-k8s.io" "version" "v1beta2" "kind" "Cluster" "resource" "clusters" "prefix" "kof_capi_cluster" "info" (dict "phase" (list "status" "phase")))
+  (dict "group" "helm.toolkit.fluxcd.io" "version" "v2" "kind" "HelmRelease" "resource" "helmreleases" "prefix" "kof_helmrelease" "info" (dict "chart" (list "spec" "chart" "spec" "chart") "version" (list "spec" "chart" "spec" "version")))
+-}}
+{{- $resources := list -}}
+{{- $rules := list -}}
+{{- range $kinds -}}
+{{- $info := dict "name" "info" "help" (printf "Information about a %s." .kind) "each" (dict "type" "Info" "info" (dict "labelsFromPath" .info)) -}}
+{{- $cond := dict "name" "status_condition" "help" (printf "The status conditions of a %s: 1 when the condition is True." .kind) "each" (dict "type" "Gauge" "gauge" (dict "path" (list "status" "conditions") "labelsFromPath" (dict "type" (list "type") "reason" (list "reason")) "valueFrom" (list "status"))) -}}
+{{- $resources = append $resources (dict "groupVersionKind" (dict "group" .group "version" .version "kind" .kind) "metricNamePrefix" .prefix "labelsFromPath" (dict "name" (list "metadata" "name") "namespace" (list "metadata" "namespace")) "metrics" (list $info $cond)) -}}
+{{- $rules = append $rules (dict "apiGroups" (list .group) "resources" (list .resource) "verbs" (list "list" "watch")) -}}
+{{- end -}}
+{{- toYaml (dict "customResourceState" (dict "enabled" true "config" (dict "kind" "CustomResourceStateMetrics" "spec" (dict "resources" $resources))) "rbac" (dict "extraRules" $rules)) -}}
+{{- end -}}
