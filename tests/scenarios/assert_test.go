@@ -176,3 +176,109 @@ func wantDashboardsOnManagement(t *testing.T, f *fleet.Fleet) {
 	wantValue(t, "kube-prometheus-stack", values, false, "prometheus", "enabled")
 	wantValue(t, "kube-prometheus-stack", values, true, "grafana", "operator", "dashboardsConfigMapRefEnabled")
 }
+
+// metricSources are the catalog entries every KOF cluster gets as metric sources, with their ServiceTemplates.
+var metricSources = []string{"kube-state-metrics", "prometheus-node-exporter", "opencost"}
+
+// openCostRead is where a cluster's OpenCost must read its own usage: the read URL and the credentials Secret
+// ("" for none).
+type openCostRead struct{ url, secret string }
+
+// wantMetricSources: every regional and child cluster (and the management cluster when mgmt is set) receives
+// kube-state-metrics, prometheus-node-exporter and OpenCost by the ServiceTemplates kof-mothership renders from the
+// catalog, kof-collectors depends on the first two and OpenCost on kof-collectors; kube-state-metrics gets KOF's
+// custom-resource metrics; OpenCost reads the cluster's own read endpoint with the cluster's own credentials, by
+// Secret reference: a regional's VMAuth with its admin Secret, a child's regional read endpoint (its ChildConfig)
+// with the child's tenant-filtered Secret.
+func wantMetricSources(t *testing.T, f *fleet.Fleet, mgmt *openCostRead) {
+	t.Helper()
+	templates := service(t, f, "mgmt", "kof-mothership")
+	checked := 0
+	for _, c := range f.Clusters {
+		if len(c.Services) == 0 {
+			continue // a regional ClusterDeployment in regionless mode receives nothing
+		}
+		var want openCostRead
+		switch {
+		case c.Role == fleet.RoleRegional:
+			want = openCostRead{"http://vmauth-cluster.kof:8427/vm/select/0/prometheus", names.VMUserSecret(names.AdminVMUserBase(c.Namespace, c.Name))}
+		case c.Role == fleet.RoleChild:
+			cm := operatorObject(t, f, "ConfigMap", c.Namespace, names.ChildConfigMap(c.Name))
+			url, _, _ := unstructured.NestedString(cm.Object, "data", "read_metrics_endpoint")
+			if url == "" {
+				t.Errorf("%s: ChildConfig has no read_metrics_endpoint", c.Name)
+			}
+			want = openCostRead{url, names.VMUserSecret(names.ChildVMUserBase(c.Namespace, c.Name))}
+		case c.Role == fleet.RoleManagement && mgmt != nil:
+			want = *mgmt
+		default:
+			continue
+		}
+		checked++
+		ns := service(t, f, c.Name, "kof-collectors").Namespace
+		for _, name := range metricSources {
+			s := service(t, f, c.Name, name)
+			st := object(t, templates, "ServiceTemplate", kcmNamespace, s.Template)
+			if chart := value(t, st.Object, "spec", "helm", "chartSpec", "chart"); chart != s.Chart || s.Chart == "" {
+				t.Errorf("%s %s: ServiceTemplate %s serves chart %v, the service is chart %q", c.Name, name, s.Template, chart, s.Chart)
+			}
+			if s.Namespace != ns {
+				t.Errorf("%s %s: namespace %s, want the collectors' %s (where the credentials Secret is)", c.Name, name, s.Namespace, ns)
+			}
+		}
+		collectors := service(t, f, c.Name, "kof-collectors")
+		for _, dep := range []string{ns + "/kube-state-metrics", ns + "/prometheus-node-exporter"} {
+			if !slices.Contains(collectors.DependsOn, dep) {
+				t.Errorf("%s: kof-collectors dependsOn %v, want %s", c.Name, collectors.DependsOn, dep)
+			}
+		}
+		ksm := service(t, f, c.Name, "kube-state-metrics")
+		wantValue(t, c.Name+" kube-state-metrics", ksm.Values, true, "customResourceState", "enabled")
+		var kinds []string
+		for _, r := range value(t, ksm.Values, "customResourceState", "config", "spec", "resources").([]any) {
+			kinds = append(kinds, r.(map[string]any)["groupVersionKind"].(map[string]any)["kind"].(string))
+		}
+		if want := []string{"ClusterDeployment", "Cluster", "HelmRelease"}; !slices.Equal(kinds, want) {
+			t.Errorf("%s: kube-state-metrics custom resources %v, want %v", c.Name, kinds, want)
+		}
+		oc := service(t, f, c.Name, "opencost")
+		if !slices.Contains(oc.DependsOn, ns+"/kof-collectors") {
+			t.Errorf("%s: opencost dependsOn %v, want %s/kof-collectors", c.Name, oc.DependsOn, ns)
+		}
+		what := c.Name + " opencost"
+		wantValue(t, what, oc.Values, want.url, "opencost", "prometheus", "external", "url")
+		wantValue(t, what, oc.Values, false, "opencost", "prometheus", "internal", "enabled")
+		prom := value(t, oc.Values, "opencost", "prometheus").(map[string]any)
+		if got, _ := prom["secret_name"].(string); got != want.secret {
+			t.Errorf("%s: opencost.prometheus.secret_name = %q, want %q", c.Name, got, want.secret)
+		}
+		if prom["password"] != nil || prom["username"] != nil {
+			t.Errorf("%s: opencost values carry credentials instead of a Secret reference", c.Name)
+		}
+		switch {
+		case c.Role == fleet.RoleRegional:
+			operatorObject(t, f, "Secret", c.Namespace, want.secret) // the operator propagates it to the regional
+		case want.secret != "":
+			object(t, service(t, f, c.Name, "kof-vmuser-credentials"), "Secret", ns, want.secret)
+		}
+		wantCollectorScrapes(t, c.Name, collectors)
+	}
+	if checked == 0 {
+		t.Error("no cluster checked for metric sources")
+	}
+}
+
+// wantCollectorScrapes: the cluster collector's metrics pipeline has the metric sources receiver.
+func wantCollectorScrapes(t *testing.T, clusterName string, s *fleet.Service) {
+	t.Helper()
+	for _, c := range collectors(t, s) {
+		recv, _, _ := unstructured.NestedSlice(c.Object, "spec", "config", "service", "pipelines", "metrics", "receivers")
+		if slices.Contains(recv, any("k8s_cluster")) {
+			if !slices.Contains(recv, any("prometheus/sources")) {
+				t.Errorf("%s: cluster collector %s metrics receivers %v lack prometheus/sources", clusterName, c.GetName(), recv)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: no cluster collector", clusterName)
+}

@@ -105,6 +105,7 @@ func check01(t *testing.T, f *fleet.Fleet) {
 		}
 	}
 	wantDashboardsOnManagement(t, f)
+	wantMetricSources(t, f, nil)
 	regional := cluster(t, f, "regional-1")
 	for _, s := range []string{"kof-operators", "kof-storage", "kof-collectors"} {
 		if regional.Service(s) == nil {
@@ -139,6 +140,7 @@ func check01(t *testing.T, f *fleet.Fleet) {
 // children write to the management cluster's domain.
 func checkRegionless(t *testing.T, f *fleet.Fleet) {
 	wantDashboardsOnManagement(t, f)
+	wantMetricSources(t, f, &openCostRead{"http://vmauth-cluster.kof:8427/vm/select/0/prometheus", names.VMUserSecret(names.AdminVMUserBase(kcmNamespace, "mothership"))})
 	if svcs := serviceNames(cluster(t, f, "regional-1")); len(svcs) != 0 {
 		t.Errorf("regional-1 receives %v in regionless mode, want nothing", svcs)
 	}
@@ -193,6 +195,7 @@ func check04(t *testing.T, f *fleet.Fleet) {
 // off), then kof-collectors depending on it.
 func checkM2M(t *testing.T, f *fleet.Fleet) {
 	wantDashboardsOnManagement(t, f)
+	wantMetricSources(t, f, &openCostRead{"http://vmselect-cluster.kof:8481/select/0/prometheus", ""})
 	storage := service(t, f, "mgmt", "kof-storage")
 	collectors := service(t, f, "mgmt", "kof-collectors")
 	for _, s := range []*fleet.Service{storage, collectors} {
@@ -206,7 +209,7 @@ func checkM2M(t *testing.T, f *fleet.Fleet) {
 	if len(storage.Objects.OfKind("VMCluster")) != 0 {
 		t.Errorf("management cluster's kof-storage renders a VMCluster with VictoriaMetrics off")
 	}
-	if want := []string{storage.Namespace + "/kof-storage"}; !slices.Equal(collectors.DependsOn, want) {
+	if want := []string{storage.Namespace + "/kof-storage", storage.Namespace + "/kube-state-metrics", storage.Namespace + "/prometheus-node-exporter"}; !slices.Equal(collectors.DependsOn, want) {
 		t.Errorf("management cluster's kof-collectors dependsOn = %v, want %v", collectors.DependsOn, want)
 	}
 }
