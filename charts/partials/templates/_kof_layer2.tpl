@@ -272,8 +272,8 @@ Input: dict {root, read, istio, self, configRef, after}. Output: YAML list of ze
 {{- if not $oc.version -}}
 {{- fail "catalog.opencost.version is required (ServiceTemplate of the opencost service)" -}}
 {{- end -}}
-{{- $data := dict "values" (deepCopy $v.metricSources.opencost.values) "annotation" "k0rdent.mirantis.com/kof-opencost-values" "read" .read "istio" (eq (toString .istio) "true") "self" (.self | default (dict "enabled" false)) "configRef" (.configRef | default "") "regional" (dig "regional" "" (.self | default dict)) -}}
-{{- $out = append $out (dict "name" "opencost" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "opencost" "version" $oc.version)) "file" "files/opencost.tpl" "names" (list "childBase" "adminBase" "regionalVMAuth") "data" $data "after" (.after | default list)) -}}
+{{- $data := dict "values" (deepCopy $v.metricSources.opencost.values) "annotation" "k0rdent.mirantis.com/kof-opencost-values" "read" .read "istio" (eq (toString .istio) "true") "self" (get . "self" | default (dict "enabled" false)) "configRef" (get . "configRef" | default "") "regional" (dig "regional" "" (get . "self" | default dict)) -}}
+{{- $out = append $out (dict "name" "opencost" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "opencost" "version" $oc.version)) "file" "files/opencost.tpl" "names" (list "childBase" "adminBase" "regionalVMAuth") "data" $data "after" (get . "after" | default list)) -}}
 {{- end -}}
 {{- toYaml $out -}}
 {{- end -}}

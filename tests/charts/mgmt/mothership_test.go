@@ -122,6 +122,9 @@ var wantServiceTemplates = map[string]string{
 	"victoria-metrics-operator-0-63-1": "kof-templates-victoria-metrics-operator",
 	"opentelemetry-operator-0-99-0":    "kof-templates-opentelemetry-operator",
 	"prometheus-operator-crds-24-0-1":  "kof-templates-prometheus-operator-crds",
+	"kube-state-metrics-5-30-0":        "kof-templates-kube-state-metrics",
+	"prometheus-node-exporter-4-45-3":  "kof-templates-prometheus-node-exporter",
+	"opencost-2-5-29":                  "kof-templates-opencost",
 }
 
 func checkServiceTemplates(t *testing.T, res *render.Result) {

@@ -77,7 +77,7 @@ func TestChildStandardCluster(t *testing.T) {
 	objects := append(childFixtures(cds, "regional-1", "regional-1.kof.example.com", "child-1"), res.OfKind("ConfigMap")...)
 	cluster := capiCluster(t, child)
 	results := mustInstantiate(t, mcs, cluster, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-vmuser-credentials", "kof-operators", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-vmuser-credentials", "kof-operators", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
 		t.Fatalf("services = %v", got)
 	}
 	checkLayer2Texts(t, mcs, cluster, objects)
@@ -238,11 +238,15 @@ func TestChildM2M(t *testing.T) {
 		t.Fatal("kof-mgmt-cluster does not select the management cluster")
 	}
 	results := mustInstantiate(t, mcs, mgmt, nil)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
 		t.Fatalf("services = %v", got)
 	}
-	if dep := results[1].service.DependsOn; len(dep) != 1 || dep[0].Name != "kof-storage" {
-		t.Errorf("kof-collectors dependsOn %v, want kof-storage", dep)
+	var deps []string
+	for _, d := range results[3].service.DependsOn {
+		deps = append(deps, d.Name)
+	}
+	if want := []string{"kof-storage", "kube-state-metrics", "prometheus-node-exporter"}; !cmp.Equal(deps, want) {
+		t.Errorf("kof-collectors dependsOn %v, want %v", deps, want)
 	}
 	checkLayer2Texts(t, mcs, mgmt, nil)
 	golden, rendered := layer2Golden(t, results)
@@ -296,7 +300,7 @@ func TestChildM2R(t *testing.T) {
 	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
 	objects := append([]*unstructured.Unstructured{regionalCM, credentials(kcmNamespace, base, "mothership-password")}, res.OfKind("ConfigMap")...)
 	results := mustInstantiate(t, mcs, mgmt, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
 		t.Fatalf("services = %v, want [kof-vmuser-credentials kof-collectors] (no storage on the management cluster)", got)
 	}
 	checkLayer2Texts(t, mcs, mgmt, objects)

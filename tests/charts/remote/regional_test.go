@@ -77,25 +77,28 @@ func TestRegionalStandardCluster(t *testing.T) {
 	results := mustInstantiate(t, mcs, cluster, objects)
 	// Envoy Gateway brings the Gateway API CRDs, so it comes before cert-manager, whose Gateway API support watches
 	// them (regression: cert-manager was installed first).
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
 	wantGatewayAPISwitches(t, results, true)
-	// The third-party operators have no dependsOn; the others form a chain, and kof-collectors also waits for both
-	// operators.
-	for i, r := range results {
+	// The third-party operators and the metric sources have no dependsOn; the others form a chain, kof-collectors
+	// also waits for both operators and the metric sources, and OpenCost comes after kof-collectors.
+	wantDepsOf := map[string][]string{
+		"envoy-gateway":             nil,
+		"cert-manager":              {"envoy-gateway"},
+		"kof-operators":             {"cert-manager"},
+		"victoria-metrics-operator": {"kof-operators"},
+		"kof-storage":               {"victoria-metrics-operator"},
+		"kof-collectors":            {"kof-storage", "prometheus-operator-crds", "opentelemetry-operator", "kube-state-metrics", "prometheus-node-exporter"},
+		"opencost":                  {"kof-collectors"},
+	}
+	for _, r := range results {
 		var deps []string
 		for _, d := range r.service.DependsOn {
 			deps = append(deps, d.Name)
 		}
-		var wantDeps []string
-		switch {
-		case i > 2 && i == len(want)-1:
-			wantDeps = []string{want[i-1], "prometheus-operator-crds", "opentelemetry-operator"}
-		case i > 2:
-			wantDeps = []string{want[i-1]}
-		}
+		wantDeps := wantDepsOf[r.service.Name]
 		if !cmp.Equal(deps, wantDeps) {
 			t.Errorf("service %s dependsOn %v, want %v", r.service.Name, deps, wantDeps)
 		}
@@ -185,7 +188,7 @@ func TestRegionalIstio(t *testing.T) {
 	cluster := capiCluster(t, regional)
 	cds = append(cds, configMap(kcmNamespace, names.VMRulesConfigMap("regional-istio"), map[string]any{"values": "vmrules: {}\n"}))
 	results := mustInstantiate(t, istio, cluster, cds)
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("Istio services = %v, want %v", got, want)
 	}
@@ -231,7 +234,7 @@ func TestRegionalRegionless(t *testing.T) {
 	results := mustInstantiate(t, mcs, mgmt, objects)
 	// KCM and the kof umbrella (kof-operators) already install cert-manager, the ingress controller and the
 	// operators on the management cluster.
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
 		t.Fatalf("regionless services = %v, want [kof-vmuser-credentials kof-storage kof-collectors]", got)
 	}
 	checkLayer2Texts(t, mcs, mgmt, objects)
@@ -368,7 +371,7 @@ func TestRegionalIngressRegistry(t *testing.T) {
 	}
 	cds := loadObjects(t, "clusters/standard.yaml")
 	results := mustInstantiate(t, mcs, capiCluster(t, deployment(t, cds, "regional-1")), regionalFixtures(t, cds))
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "ingress-nginx", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "ingress-nginx", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
@@ -408,7 +411,7 @@ func TestRegionalRegionlessIstio(t *testing.T) {
 	mgmt := sveltos.ManagementCluster(map[string]string{"k0rdent.mirantis.com/management-cluster": "true"})
 	objects := []*unstructured.Unstructured{credentials(kcmNamespace, names.AdminVMUserBase(kcmNamespace, "mothership"), "mothership-admin-password")}
 	results := mustInstantiate(t, mcs, mgmt, objects)
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kof-collectors"}) {
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
 		t.Fatalf("services = %v", got)
 	}
 	_, rendered := layer2Golden(t, results)

@@ -36,11 +36,11 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 // regionalServices are the services kof-regional installs on a regional cluster, in order (Envoy Gateway, which
 // brings the Gateway API CRDs, before cert-manager, whose Gateway API support watches them).
 var regionalServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager",
-	"kof-operators", "victoria-metrics-operator", "kof-storage", "kof-collectors"}
+	"kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 
 // childServices are the services kof-child installs on a child cluster, in order (kof-vmuser-credentials copies
 // the child's credentials Secret to it).
-var childServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-vmuser-credentials", "kof-operators", "kof-collectors"}
+var childServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "kof-vmuser-credentials", "kof-operators", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 
 // mgmtLabels are the labels of the SveltosCluster standing for the management cluster.
 var mgmtLabels = map[string]string{"k0rdent.mirantis.com/management-cluster": "true"}
@@ -182,7 +182,7 @@ func checkRegionalRegionless(t *testing.T, res *render.Result) {
 		t.Fatal("regionless kof-regional-cluster does not select the management cluster")
 	}
 	wantSelection(t, mcs, nil, []string{"regional-1", "child-1"})
-	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kof-storage", "kof-collectors"})
+	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"})
 }
 
 // checkRegionalIngressStorage checks ci/03-ingress-storage: ingress-nginx instead of Envoy Gateway, and the
@@ -228,7 +228,7 @@ func checkChildM2M(t *testing.T, res *render.Result) {
 	if !specOf(t, mcs).ServiceSpec.Provider.SelfManagement || !selects(t, mcs, mgmtLabels) {
 		t.Error("kof-mgmt-cluster must select the management cluster through self-management")
 	}
-	wantServices(t, mcs, []string{"kof-storage", "kof-collectors"})
+	wantServices(t, mcs, []string{"kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"})
 	wantSelection(t, mcs, nil, []string{"child-1", "regional-1"})
 }
 
@@ -239,7 +239,7 @@ func checkChildM2R(t *testing.T, res *render.Result) {
 	if !selects(t, mcs, mgmtLabels) {
 		t.Error("kof-mgmt-cluster does not select the management cluster")
 	}
-	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kof-collectors"})
+	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"})
 }
 
 // checkChildIstio checks ci/03-istio: both child MCS variants, no cluster selected by both, the Istio child by the
