@@ -42,6 +42,10 @@ func run() error {
 	var workers int
 	flag.BoolVar(&leaderElect, "leader-elect", true, "elect one active replica")
 	flag.IntVar(&workers, "workers", manager.DefaultWorkers, "concurrent reconciles per controller")
+	var qps float64
+	var burst int
+	flag.Float64Var(&qps, "kube-api-qps", manager.DefaultQPS, "requests per second to the API server")
+	flag.IntVar(&burst, "kube-api-burst", manager.DefaultBurst, "request burst to the API server")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -55,11 +59,15 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	rc, err := manager.WithClientLimits(ctrl.GetConfigOrDie(), qps, burst)
+	if err != nil {
+		return err
+	}
 	s, err := scheme.New()
 	if err != nil {
 		return err
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	mgr, err := ctrl.NewManager(rc, ctrl.Options{
 		Scheme:                  s,
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,

@@ -11,6 +11,7 @@ import (
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -60,6 +61,31 @@ func ControllerOptions(workers int) (ctrlconfig.Controller, error) {
 			"set the kof-mothership value operator.workers to 1 or more", workers)
 	}
 	return ctrlconfig.Controller{MaxConcurrentReconciles: workers}, nil
+}
+
+// Default client limits of the kof-operator's API server client (`--kube-api-qps`, `--kube-api-burst`). client-go's
+// own defaults (5 requests per second, burst 10; controller-runtime's 20 and 30) throttle a fleet of hundreds of
+// clusters far below what the API server serves; docs/ha.md gives the sizing.
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
+// WithClientLimits takes the API server client configuration rc and the request rate limits qps (requests per
+// second) and burst, and returns a copy with those limits. It returns an error naming the flag when qps is not
+// positive or burst is below 1 or below qps.
+func WithClientLimits(rc *rest.Config, qps float64, burst int) (*rest.Config, error) {
+	switch {
+	case qps <= 0:
+		return nil, fmt.Errorf("--kube-api-qps=%g: need a positive request rate; set the kof-mothership value "+
+			"operator.kubeAPI.qps above 0", qps)
+	case burst < 1 || float64(burst) < qps:
+		return nil, fmt.Errorf("--kube-api-burst=%d: need at least 1 and at least --kube-api-qps (%g); set the "+
+			"kof-mothership value operator.kubeAPI.burst accordingly", burst, qps)
+	}
+	out := rest.CopyConfig(rc)
+	out.QPS, out.Burst = float32(qps), burst
+	return out, nil
 }
 
 // Setup registers every controller of the operator and, in regionless mode, the regionless ConfigMap runnable with

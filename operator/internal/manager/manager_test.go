@@ -1,0 +1,36 @@
+package manager
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/client-go/rest"
+)
+
+// The operator's API client gets the configured limits (client-go's defaults would throttle a large fleet), and a
+// bad limit is an error naming the flag and the chart value, the input left unchanged.
+func TestWithClientLimits(t *testing.T) {
+	in := &rest.Config{Host: "https://api.example", QPS: 5, Burst: 10}
+	out, err := WithClientLimits(in, DefaultQPS, DefaultBurst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.QPS != 50 || out.Burst != 100 || out.Host != in.Host {
+		t.Errorf("limits qps %g burst %d host %q, want 50, 100, %q", out.QPS, out.Burst, out.Host, in.Host)
+	}
+	if in.QPS != 5 || in.Burst != 10 {
+		t.Errorf("the input was changed: qps %g burst %d", in.QPS, in.Burst)
+	}
+	for _, tt := range []struct {
+		qps   float64
+		burst int
+		want  string
+	}{
+		{0, 10, "--kube-api-qps=0"}, {-1, 10, "operator.kubeAPI.qps"}, {20, 0, "--kube-api-burst=0"},
+		{20, 10, "operator.kubeAPI.burst"},
+	} {
+		if _, err := WithClientLimits(in, tt.qps, tt.burst); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("qps %g burst %d: error %v, want one naming %s", tt.qps, tt.burst, err, tt.want)
+		}
+	}
+}
