@@ -3,6 +3,7 @@ package dashboards
 import (
 	"context"
 	"fmt"
+	"kof.dev/kof/internal/testproc"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -179,7 +180,7 @@ func readRules(t *testing.T) []promql.Rule {
 func startFleet(t *testing.T) fleet {
 	t.Helper()
 	dir := t.TempDir()
-	f := fleet{vm: freeAddr(t), vl: freeAddr(t), vmauth: freeAddr(t), nodeExporter: freeAddr(t), otelTelemetry: freeAddr(t), otlp: freeAddr(t)}
+	f := fleet{vm: testproc.FreeAddr(t), vl: testproc.FreeAddr(t), vmauth: testproc.FreeAddr(t), nodeExporter: testproc.FreeAddr(t), otelTelemetry: testproc.FreeAddr(t), otlp: testproc.FreeAddr(t)}
 	scrape := fmt.Sprintf(`global:
   scrape_interval: 1s
 scrape_configs:
@@ -203,19 +204,19 @@ scrape_configs:
         labels: {cluster: regional-a}
 `, f.nodeExporter, f.vm, f.vmauth, f.otelTelemetry)
 	write(t, filepath.Join(dir, "scrape.yaml"), scrape)
-	vm := start(t, "victoria-metrics", tool(t, "victoria-metrics"), "-httpListenAddr="+f.vm,
+	vm := testproc.Start(t, "victoria-metrics", testproc.Tool(t, "victoria-metrics"), nil, "-httpListenAddr="+f.vm,
 		"-storageDataPath="+filepath.Join(dir, "vm"), "-retentionPeriod=1d", "-search.latencyOffset=0s",
 		"-promscrape.config="+filepath.Join(dir, "scrape.yaml"))
-	vl := start(t, "victoria-logs", tool(t, "victoria-logs"), "-httpListenAddr="+f.vl, "-storageDataPath="+filepath.Join(dir, "vl"))
-	ne := start(t, "node-exporter", tool(t, "node-exporter"), "--web.listen-address="+f.nodeExporter,
+	vl := testproc.Start(t, "victoria-logs", testproc.Tool(t, "victoria-logs"), nil, "-httpListenAddr="+f.vl, "-storageDataPath="+filepath.Join(dir, "vl"))
+	ne := testproc.Start(t, "node-exporter", testproc.Tool(t, "node-exporter"), nil, "--web.listen-address="+f.nodeExporter,
 		"--collector.disable-defaults", "--collector.cpu", "--collector.meminfo", "--collector.filesystem",
 		"--collector.netdev", "--collector.loadavg")
 	write(t, filepath.Join(dir, "auth.yaml"), fmt.Sprintf("users:\n  - username: child-a\n    password: child-a-password\n    url_prefix: http://%s/\n", f.vm))
-	va := start(t, "vmauth", tool(t, "vmauth"), "-httpListenAddr="+f.vmauth, "-auth.config="+filepath.Join(dir, "auth.yaml"))
-	waitHTTP(t, vm, "http://"+f.vm+"/health")
-	waitHTTP(t, vl, "http://"+f.vl+"/health")
-	waitHTTP(t, ne, "http://"+f.nodeExporter+"/metrics")
-	waitHTTP(t, va, "http://"+f.vmauth+"/health")
+	va := testproc.Start(t, "vmauth", testproc.Tool(t, "vmauth"), nil, "-httpListenAddr="+f.vmauth, "-auth.config="+filepath.Join(dir, "auth.yaml"))
+	vm.WaitHTTP(t, "http://"+f.vm+"/health")
+	vl.WaitHTTP(t, "http://"+f.vl+"/health")
+	ne.WaitHTTP(t, "http://"+f.nodeExporter+"/metrics")
+	va.WaitHTTP(t, "http://"+f.vmauth+"/health")
 
 	f.logFile = filepath.Join(dir, "app.log")
 	logFile := f.logFile
@@ -268,10 +269,10 @@ service:
               prometheus:
                 host: %[6]q
                 port: %[7]s
-`, f.vl, logFile, f.otlp, f.vm, freeAddr(t), th, tp)
+`, f.vl, logFile, f.otlp, f.vm, testproc.FreeAddr(t), th, tp)
 	write(t, filepath.Join(dir, "collector.yaml"), collector)
-	oc := start(t, "otelcol", tool(t, "otelcol"), "--config=file:"+filepath.Join(dir, "collector.yaml"))
-	waitHTTP(t, oc, "http://"+f.otelTelemetry+"/metrics")
+	oc := testproc.Start(t, "otelcol", testproc.Tool(t, "otelcol"), nil, "--config=file:"+filepath.Join(dir, "collector.yaml"))
+	oc.WaitHTTP(t, "http://"+f.otelTelemetry+"/metrics")
 	return f
 }
 

@@ -3,6 +3,7 @@ package datapath
 import (
 	"context"
 	"fmt"
+	"kof.dev/kof/internal/testproc"
 	"net"
 	"net/url"
 	"os"
@@ -25,7 +26,7 @@ const podLog = "/var/log/pods/kof_app-0_0a1b2c3d-0000-4000-8000-000000000001/app
 
 // run is a collector running a rendered config.
 type run struct {
-	p         *process
+	p         *testproc.Process
 	telemetry string
 	podLog    string
 	auditLog  string
@@ -47,7 +48,7 @@ func runCollector(t *testing.T, r *rendered, cluster string, netw *network, vmau
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := &run{telemetry: freeAddr(t), podLog: root + podLog}
+	run := &run{telemetry: testproc.FreeAddr(t), podLog: root + podLog}
 	localReceivers(t, body, run.telemetry)
 	run.auditLog = firstInclude(t, body, "filelog/audit")
 	for _, f := range []string{run.podLog, run.auditLog} {
@@ -76,7 +77,7 @@ func runCollector(t *testing.T, r *rendered, cluster string, netw *network, vmau
 	for k, v := range podEnv {
 		list = append(list, k+"="+v)
 	}
-	run.p = start(t, "otelcol-"+cluster, tool(t, "otelcol"), list, "--config=file:"+file)
+	run.p = testproc.Start(t, "otelcol-"+cluster, testproc.Tool(t, "otelcol"), list, "--config=file:"+file)
 	eventually(t, 30*time.Second, "the collector serves its own metrics", func(ctx context.Context) (bool, string) {
 		_, code, err := get(ctx, "http://"+run.telemetry+"/metrics")
 		return err == nil && code == 200, fmt.Sprintf("code %d, err %v", code, err)
@@ -84,7 +85,7 @@ func runCollector(t *testing.T, r *rendered, cluster string, netw *network, vmau
 	// The file log receivers start at the end of each file (start_at: end, as rendered): a line is read only once
 	// the receiver watches the file, which it reports in its log.
 	eventually(t, 30*time.Second, "the file log receivers watch their files", func(context.Context) (bool, string) {
-		data, err := os.ReadFile(run.p.log)
+		data, err := os.ReadFile(run.p.Log)
 		n := strings.Count(string(data), "Started watching file")
 		return err == nil && n >= 2, fmt.Sprintf("%d files watched, err %v", n, err)
 	})
@@ -131,7 +132,7 @@ func localReceivers(t *testing.T, body map[string]any, telemetry string) {
 				"scrapers": map[string]any{"cpu": map[string]any{}, "memory": map[string]any{}, "load": map[string]any{}}}
 		case "otlp":
 			recv[id] = map[string]any{"protocols": map[string]any{
-				"grpc": map[string]any{"endpoint": freeAddr(t)}, "http": map[string]any{"endpoint": freeAddr(t)}}}
+				"grpc": map[string]any{"endpoint": testproc.FreeAddr(t)}, "http": map[string]any{"endpoint": testproc.FreeAddr(t)}}}
 		}
 	}
 	recv["prometheus/self"] = map[string]any{"config": map[string]any{"scrape_configs": []any{map[string]any{
@@ -157,7 +158,7 @@ func localReceivers(t *testing.T, body map[string]any, telemetry string) {
 	}
 	if ext, ok := body["extensions"].(map[string]any); ok {
 		if hc, ok := ext["health_check"].(map[string]any); ok {
-			hc["endpoint"] = freeAddr(t)
+			hc["endpoint"] = testproc.FreeAddr(t)
 		}
 	}
 	host, port, _ := net.SplitHostPort(telemetry)
