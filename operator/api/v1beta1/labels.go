@@ -109,7 +109,8 @@ const (
 const (
 	// VMStorageConnectionFinalizer keeps a VMStorageConnection until its storage node args are removed.
 	VMStorageConnectionFinalizer = Prefix + "vmstorageconnection"
-	// ClusterDeploymentFinalizer keeps a KOF ClusterDeployment until the cluster-scoped objects it caused are gone.
+	// ClusterDeploymentFinalizer is the finalizer earlier releases put on KOF ClusterDeployments; the operator now
+	// removes it (a deleted ClusterDeployment is cleaned up without one) and only reads it.
 	ClusterDeploymentFinalizer = Prefix + "kof-cluster-cleanup"
 	// RegionalConfigMapFinalizer keeps a regional ConfigMap until its admin bundle and connections are removed.
 	RegionalConfigMapFinalizer = Prefix + "kof-regional-cleanup"

@@ -44,12 +44,38 @@ func regionalObjects(cd *kcmv1.ClusterDeployment) []ctrl.Object {
 	}
 }
 
-// cleanup removes what cd caused (cluster-scoped MCSs by owner labels, then its ConfigMaps and bundle) and its
-// finalizer. Without the finalizer there is nothing to do.
+// cleanup removes what cd (being deleted, or no longer KOF's) caused: the cluster-scoped MCSs by owner labels, then
+// its ConfigMaps and bundle, and the finalizer of earlier releases when it has one.
 func (r *Reconciler) cleanup(ctx context.Context, cd *kcmv1.ClusterDeployment) error {
+	if err := r.removeCaused(ctx, cd); err != nil {
+		return err
+	}
+	r.forget(types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name})
 	if !controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) {
 		return nil
 	}
+	base := cd.DeepCopy()
+	controllerutil.RemoveFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
+	if err := r.Client.Patch(ctx, cd, ctrl.MergeFromWithOptions(base, ctrl.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("remove finalizer of %s/%s: %w", cd.Namespace, cd.Name, err)
+	}
+	return nil
+}
+
+// removeOrphans removes what the ClusterDeployment key, now gone, caused: the MCSs whose owner labels name it and
+// its ConfigMaps and bundle whose controller reference names a ClusterDeployment of that name. A cluster that is
+// gone never caused objects of the same name under another owner, so the name is enough. The garbage collector
+// removes the namespaced ones too; deleting them here does not wait for it.
+func (r *Reconciler) removeOrphans(ctx context.Context, key types.NamespacedName) error {
+	return r.removeCaused(ctx, &kcmv1.ClusterDeployment{ObjectMeta: objectMeta(key.Name, key.Namespace)})
+}
+
+// removeCaused deletes the MCSs whose owner labels name cd and the objects of either role this operator made for cd
+// (deleteOwned; a cd without UID matches controller references by name).
+func (r *Reconciler) removeCaused(ctx context.Context, cd *kcmv1.ClusterDeployment) error {
 	var mcs kcmv1.MultiClusterServiceList
 	if err := r.Client.List(ctx, &mcs, ctrl.MatchingLabels(outputs.OwnerLabels(kcmv1.ClusterDeploymentKind, cd.Namespace, cd.Name))); err != nil {
 		return fmt.Errorf("list multiclusterservices of %s/%s: %w", cd.Namespace, cd.Name, err)
@@ -60,19 +86,7 @@ func (r *Reconciler) cleanup(ctx context.Context, cd *kcmv1.ClusterDeployment) e
 	}
 	objs = append(objs, childObjects(cd)...)
 	objs = append(objs, regionalObjects(cd)...)
-	if err := r.deleteOwned(ctx, cd, objs); err != nil {
-		return err
-	}
-	base0 := cd.DeepCopy()
-	controllerutil.RemoveFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
-	if err := r.Client.Patch(ctx, cd, ctrl.MergeFromWithOptions(base0, ctrl.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("remove finalizer of %s/%s: %w", cd.Namespace, cd.Name, err)
-	}
-	r.forget(types.NamespacedName{Namespace: cd.Namespace, Name: cd.Name})
-	return nil
+	return r.deleteOwned(ctx, cd, objs)
 }
 
 // removeOtherRole deletes what cd caused under its other role, after its role label changed: a regional's ConfigMap

@@ -2,8 +2,8 @@
 // a regional cluster gets its ConfigMap `kof-<c>` (17 keys, docs/contract.md) and, as a KCM region, its propagation
 // MCSs; a child gets `kof-cluster-config-<c>`, a copy of its regional's data, and its VMUser bundle. This controller
 // is the only writer of both ConfigMaps; every object is the one operator/outputs defines. Deleting a
-// ClusterDeployment removes every cluster-scoped object it caused (finalizer `k0rdent.mirantis.com/kof-cluster-cleanup`)
-// and the namespaced ones explicitly.
+// ClusterDeployment removes every cluster-scoped object it caused (by owner labels) and the namespaced ones (by
+// controller reference) once the operator sees it gone; no finalizer holds the ClusterDeployment (Finalize).
 //
 // ClusterDeployment conditions belong to KCM, so this controller writes none. The outcome of each reconcile is a
 // condition (type KOFConfigured) computed by one pure function of the phase outcomes; it is published as an Event
@@ -83,13 +83,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	return phase.Reconcile[*state](ctx, r, req)
 }
 
-// Get reads the ClusterDeployment; a gone one is forgotten.
+// Get reads the ClusterDeployment; a gone one is forgotten and what it caused is removed (removeOrphans).
 func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bool, error) {
 	cd := &kcmv1.ClusterDeployment{}
 	if err := r.Client.Get(ctx, req.NamespacedName, cd); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
-			return nil, false, nil
+			return nil, false, r.removeOrphans(ctx, req.NamespacedName)
 		}
 		return nil, false, fmt.Errorf("get clusterdeployment %s: %w", req.NamespacedName, err)
 	}
@@ -97,11 +97,15 @@ func (r *Reconciler) Get(ctx context.Context, req reconcile.Request) (*state, bo
 	return &state{cd: cd, role: discovery.Role(cd)}, true, nil
 }
 
-// Finalize cleans up a ClusterDeployment being deleted or no longer KOF's, and otherwise adds the finalizer and, on
-// a regional, the `k0rdent.mirantis.com/kof-cluster-name` label (the propagation MultiClusterServices select
-// regionals by it, docs/contract.md; no selector names a child, so a child gets none) in one merge patch, only when
-// one is missing (never a full update of a KCM object). The label makes a regional's label change, which reconciles
-// it once more and writes nothing.
+// Finalize cleans up a ClusterDeployment being deleted or no longer KOF's and otherwise, on a regional, adds the
+// `k0rdent.mirantis.com/kof-cluster-name` label (the propagation MultiClusterServices select regionals by it,
+// docs/contract.md; no selector names a child, so a child gets none) in one merge patch, only when it is missing
+// (never a full update of a KCM object). The label change reconciles the regional once more and writes nothing.
+//
+// KOF puts no finalizer on ClusterDeployments: a deleted one is cleaned up when its delete event or any event of an
+// object it caused (including the initial list after a restart) finds it gone (removeOrphans), so deleting a cluster
+// never waits for the operator and a removed operator leaves no ClusterDeployment stuck. The finalizer of earlier
+// releases (kofv1.ClusterDeploymentFinalizer) is removed in the same patch.
 func (r *Reconciler) Finalize(ctx context.Context, s *state) (bool, error) {
 	cd := s.cd
 	if !cd.DeletionTimestamp.IsZero() || s.role == "" {
@@ -109,11 +113,12 @@ func (r *Reconciler) Finalize(ctx context.Context, s *state) (bool, error) {
 		return true, r.cleanup(ctx, cd)
 	}
 	label := s.role == kofv1.RoleRegional
-	if controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) && (!label || cd.Labels[kofv1.ClusterNameLabel] == cd.Name) {
+	legacy := controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
+	if !legacy && (!label || cd.Labels[kofv1.ClusterNameLabel] == cd.Name) {
 		return false, nil
 	}
 	base := cd.DeepCopy()
-	controllerutil.AddFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
+	controllerutil.RemoveFinalizer(cd, kofv1.ClusterDeploymentFinalizer)
 	if label {
 		if cd.Labels == nil {
 			cd.Labels = map[string]string{}

@@ -21,6 +21,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 )
 
 const awsTpl = "aws-standalone-cp-1-0-0"
@@ -249,8 +250,9 @@ func TestDeleteRemovesEverything(t *testing.T) {
 		if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(cd), cd); err != nil {
 			t.Fatal(err)
 		}
-		if !controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) {
-			t.Errorf("%s: finalizer missing: %v", cd.Name, cd.Finalizers)
+		// No finalizer: deleting a cluster never waits for the operator.
+		if len(cd.Finalizers) != 0 {
+			t.Errorf("%s: finalizers %v, want none", cd.Name, cd.Finalizers)
 		}
 		// Only a regional carries its name label: the propagation MCSs select regionals by it and nothing a child.
 		if want := map[bool]string{true: cd.Name}[cd == regional]; cd.Labels[kofv1.ClusterNameLabel] != want {
@@ -270,6 +272,58 @@ func TestDeleteRemovesEverything(t *testing.T) {
 	for _, o := range append(clusterScoped, namespaced...) {
 		eventually(t, func() error { return gone(o) })
 	}
+}
+
+// Objects whose ClusterDeployment is gone (deleted while the operator was not running: after a restart they
+// arrive in the initial list) are removed: the owner-labelled MCS and the ConfigMap controlled by a
+// ClusterDeployment of that name.
+func TestOrphansOfAGoneClusterRemoved(t *testing.T) {
+	ctx := context.Background()
+	mcs := &kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: "kof-orphan-propagation",
+		Labels: merged(outputs.Labels(), outputs.OwnerLabels(kcmv1.ClusterDeploymentKind, "ns-b", "vanished"))}}
+	mcs.Spec.ClusterSelector.MatchLabels = map[string]string{kofv1.ClusterNameLabel: "nowhere"}
+	yes := true
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.ChildConfigMap("vanished"),
+		Labels: outputs.Labels(),
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: kcmv1.GroupVersion.String(), Kind: kcmv1.ClusterDeploymentKind,
+			Name: "vanished", UID: "00000000-0000-0000-0000-000000000001", Controller: &yes}}}}
+	// Not owned: same name pattern, no controller reference to a ClusterDeployment; it stays.
+	other := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.RegionalConfigMap("vanished")}}
+	create(t, mcs, cm, other)
+	for _, o := range []client.Object{mcs, cm} {
+		eventually(t, func() error { return gone(o) })
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(other), other); err != nil {
+		t.Errorf("a ConfigMap the operator did not make was touched: %v", err)
+	}
+}
+
+func merged(a, b map[string]string) map[string]string {
+	for k, v := range b {
+		a[k] = v
+	}
+	return a
+}
+
+// A ClusterDeployment with the finalizer of earlier releases loses it (one patch) and is deleted without waiting.
+func TestLegacyFinalizerRemoved(t *testing.T) {
+	ctx := context.Background()
+	cd := newCD("ns-b", "old-finalizer", "child", "", "", nil, nil)
+	cd.Finalizers = []string{kofv1.ClusterDeploymentFinalizer}
+	create(t, cd)
+	eventually(t, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cd), cd); err != nil {
+			return err
+		}
+		if controllerutil.ContainsFinalizer(cd, kofv1.ClusterDeploymentFinalizer) {
+			return fmt.Errorf("finalizers %v", cd.Finalizers)
+		}
+		return nil
+	})
+	if err := env.Client.Delete(ctx, cd); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error { return gone(cd) })
 }
 
 func TestOutdatedMCSCorrectedAndResyncWritesNothing(t *testing.T) {

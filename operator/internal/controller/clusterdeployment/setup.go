@@ -52,12 +52,19 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// kofOrFinalized passes ClusterDeployments with a KOF role label or this controller's finalizer.
+// kofOrFinalized passes ClusterDeployments with a KOF role label or the finalizer of earlier releases; an update
+// passes when either side does, so that losing the role label reaches Finalize (which then cleans up).
 func kofOrFinalized() predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+	ours := func(o client.Object) bool {
 		_, role := o.GetLabels()[kofv1.ClusterRoleLabel]
 		return role || controllerutil.ContainsFinalizer(o, kofv1.ClusterDeploymentFinalizer)
-	})
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return ours(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return ours(e.ObjectOld) || ours(e.ObjectNew) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return ours(e.Object) },
+		GenericFunc: func(e event.GenericEvent) bool { return ours(e.Object) },
+	}
 }
 
 // deletionChanged passes updates that set a deletion timestamp.
