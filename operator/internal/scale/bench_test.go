@@ -72,6 +72,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		idle := rssOf(strconv.Itoa(p.cmd.Process.Pid))
 		cpu0, op0 := meter.sample(), cpuSeconds(p.cmd.Process.Pid)
 		start := time.Now()
 		if err := fleet(ctx, ns, nr, nc); err != nil {
@@ -92,7 +93,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 			p.stop()
 			b.Fatal(err)
 		}
-		rss := peakRSSOf(strconv.Itoa(p.cmd.Process.Pid))
+		rss, live := peakRSSOf(strconv.Itoa(p.cmd.Process.Pid)), float64(p.peakLive.Load())/(1<<20)
 		p.stop()
 		b.Logf("operator writes by method and resource: %v", p.writesOf)
 
@@ -123,6 +124,8 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		b.ReportMetric(f1[1]-f0[1], "floor-etcd-cpu-s")
 		b.ReportMetric(op1-op0, "operator-cpu-s")
 		b.ReportMetric(rss, "operator-peak-RSS-MiB")
+		b.ReportMetric(live, "operator-peak-live-heap-MiB")
+		b.ReportMetric(idle, "operator-idle-RSS-MiB")
 	}
 }
 

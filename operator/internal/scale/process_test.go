@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +33,9 @@ const (
 	// envOperatorNamespaces is the operator's watch scope (KOF_WATCH_NAMESPACES): the fleets it is measured on, so
 	// that fleets left by earlier benchmarks on the same control plane are neither cached nor reconciled.
 	envOperatorNamespaces = "KOF_SCALE_OPERATOR_NAMESPACES"
+	// envProfileDir, when set, makes the operator process write cpu.pprof (its whole life) and heap.pprof (when it
+	// stops) there: `KOF_SCALE_PROFILE_DIR=/tmp/p go test -bench FleetLarge ...`, then `go tool pprof`.
+	envProfileDir = "KOF_SCALE_PROFILE_DIR"
 )
 
 // apiCounts are the API requests of one process by class.
@@ -107,15 +112,63 @@ func isCollection(path string) bool { return len(apiSegments(path)) == 1 }
 
 // runOperator is the operator process: the manager built by operator/internal/manager (cache limits, workers, every
 // controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are synced, then
-// `counts <writes> <events> <gets> <lists>` every 100 ms, and stops on SIGTERM, printing `writes-of
+// `counts <writes> <events> <gets> <lists> <peak live heap bytes>` every 100 ms, and stops on SIGTERM, printing `writes-of
 // <method>:<resource> <n>` for each kind of write it made. It returns the exit code.
 func runOperator() int {
 	ctrl.SetLogger(logr.Discard())
+	if dir := os.Getenv(envProfileDir); dir != "" {
+		stop, err := profile(dir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "operator:", err)
+			return 1
+		}
+		defer stop()
+	}
 	if err := operatorProcess(); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		return 1
 	}
 	return 0
+}
+
+// profile starts a CPU profile into dir/cpu.pprof and returns the function that stops it and writes the heap
+// profile dir/heap.pprof; while it runs, dir/heap-peak.pprof is the heap when the live heap was largest.
+func profile(dir string) (func(), error) {
+	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { // heap-peak.pprof: the heap when the live heap was at its largest
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var written uint64
+		for t := time.NewTicker(200 * time.Millisecond); ; {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if metrics.Read(sample); sample[0].Value.Uint64() > written*21/20 {
+					written = sample[0].Value.Uint64()
+					if f, err := os.Create(filepath.Join(dir, "heap-peak.pprof")); err == nil {
+						_ = pprof.Lookup("heap").WriteTo(f, 0)
+						_ = f.Close()
+					}
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		pprof.StopCPUProfile()
+		_ = cpu.Close()
+		if heap, err := os.Create(filepath.Join(dir, "heap.pprof")); err == nil {
+			_ = pprof.Lookup("heap").WriteTo(heap, 0)
+			_ = heap.Close()
+		}
+	}, nil
 }
 
 func operatorProcess() error {
@@ -157,12 +210,17 @@ func operatorProcess() error {
 		if mgr.GetCache().WaitForCacheSync(ctx) {
 			fmt.Println("ready")
 		}
+		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peakLive uint64
 		for t := time.NewTicker(100 * time.Millisecond); ; {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				fmt.Printf("counts %d %d %d %d\n", counts.writes.Load(), counts.events.Load(), counts.gets.Load(), counts.lists.Load())
+				metrics.Read(sample)
+				peakLive = max(peakLive, sample[0].Value.Uint64())
+				fmt.Printf("counts %d %d %d %d %d\n", counts.writes.Load(), counts.events.Load(), counts.gets.Load(),
+					counts.lists.Load(), peakLive)
 			}
 		}
 	}()
@@ -178,7 +236,9 @@ func operatorProcess() error {
 type process struct {
 	cmd    *exec.Cmd
 	counts apiCounts
-	ready  chan struct{}
+	// peakLive is the largest live heap (bytes, runtime/metrics /gc/heap/live:bytes) the process reported.
+	peakLive atomic.Int64
+	ready    chan struct{}
 	// writesOf are the writes per "<method>:<resource>" the process printed when it stopped.
 	writesOf map[string]int64
 	exited   chan struct{} // closed when its output ends
@@ -239,8 +299,8 @@ func (p *process) read(out io.Reader) {
 			if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
 				p.writesOf[f[1]] = n
 			}
-		case len(f) == 5 && f[0] == "counts":
-			for i, c := range []*atomic.Int64{&p.counts.writes, &p.counts.events, &p.counts.gets, &p.counts.lists} {
+		case len(f) == 6 && f[0] == "counts":
+			for i, c := range []*atomic.Int64{&p.counts.writes, &p.counts.events, &p.counts.gets, &p.counts.lists, &p.peakLive} {
 				if n, err := strconv.ParseInt(f[i+1], 10, 64); err == nil {
 					c.Store(n)
 				}
@@ -274,13 +334,19 @@ func cpuSeconds(pid int) float64 {
 }
 
 // peakRSSOf returns the peak resident set size of pid in MiB (VmHWM of /proc/<pid>/status), 0 when unknown.
-func peakRSSOf(pid string) float64 {
+func peakRSSOf(pid string) float64 { return statusMiB(pid, "VmHWM:") }
+
+// rssOf returns the resident set size of pid in MiB now (VmRSS of /proc/<pid>/status), 0 when unknown.
+func rssOf(pid string) float64 { return statusMiB(pid, "VmRSS:") }
+
+// statusMiB returns the field (a size in kB) of /proc/<pid>/status in MiB, 0 when unknown.
+func statusMiB(pid, field string) float64 {
 	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == field {
 			kb, _ := strconv.ParseFloat(f[1], 64)
 			return kb / 1024
 		}
