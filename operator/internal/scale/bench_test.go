@@ -74,6 +74,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		}
 		idle := rssOf(strconv.Itoa(p.cmd.Process.Pid))
 		cpu0, op0 := meter.sample(), cpuSeconds(p.cmd.Process.Pid)
+		waitProfile := profileAPIServer(fmt.Sprintf("apiserver-operator-%d.pprof", nc), 12)
 		start := time.Now()
 		if err := fleet(ctx, ns, nr, nc); err != nil {
 			p.stop()
@@ -98,6 +99,8 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		b.Logf("operator writes by method and resource: %v", p.writesOf)
 
 		floorNS := fmt.Sprintf("floor-%d-%d", nc, i)
+		waitProfile()
+		waitProfile = profileAPIServer(fmt.Sprintf("apiserver-floor-%d.pprof", nc), 7)
 		f0 := meter.sample()
 		fstart := time.Now()
 		desired, err := floor(ctx, floorNS, nr, nc, workers)
@@ -106,6 +109,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		}
 		floorTime := time.Since(fstart)
 		f1 := meter.sample()
+		waitProfile()
 
 		opAPI, floorAPI := cpu1[0]-cpu0[0], f1[0]-f0[0]
 		b.ReportMetric(opTime.Seconds(), "s-to-steady")

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -396,3 +397,31 @@ func controlPlane() (apiserver, etcd int, err error) {
 type cpuMeter struct{ apiserver, etcd int }
 
 func (m cpuMeter) sample() [2]float64 { return [2]float64{cpuSeconds(m.apiserver), cpuSeconds(m.etcd)} }
+
+// profileAPIServer, when KOF_SCALE_PROFILE_DIR is set, records a CPU profile of kube-apiserver for seconds into
+// <dir>/<name> (its /debug/pprof/profile endpoint) in the background; wait blocks until it is written.
+func profileAPIServer(name string, seconds int) (wait func()) {
+	dir := os.Getenv(envProfileDir)
+	if dir == "" {
+		return func() {}
+	}
+	hc, err := rest.HTTPClientFor(env.Config)
+	if err != nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := hc.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", strings.TrimSuffix(env.Config.Host, "/"), seconds))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "apiserver profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		if f, err := os.Create(filepath.Join(dir, name)); err == nil {
+			_, _ = io.Copy(f, resp.Body)
+			_ = f.Close()
+		}
+	}()
+	return func() { <-done }
+}

@@ -545,8 +545,12 @@ func TestWatchScopeMiss(t *testing.T) {
 	)
 	cfg := testConfig()
 	cfg.WatchNamespaces = []string{"ns-a"}
-	scoped := &Reconciler{Client: env.Client, Config: cfg}
+	// The manager's cached client: the regionals are read through its role index.
+	scoped := &Reconciler{Client: rec.Client, Config: cfg}
 	key := types.NamespacedName{Namespace: "ns-a", Name: "scope-child"}
+	for _, k := range []types.NamespacedName{key, {Namespace: "ns-b", Name: "scope-regional"}} {
+		eventually(t, func() error { return rec.Client.Get(context.Background(), k, &kcmv1.ClusterDeployment{}) })
+	}
 	if err := reconcileOnce(scoped, key); err != nil {
 		t.Fatal(err)
 	}

@@ -20,13 +20,15 @@ import (
 	"kof.dev/kof/operator/outputs"
 )
 
-// template returns the ClusterTemplate of cd, or nil when it does not exist (the cloud is then unknown).
+// template returns the ClusterTemplate of cd, or nil when it does not exist (the cloud is then unknown). The
+// template is the cache's own object, not a copy: callers only read it.
 func (r *Reconciler) template(ctx context.Context, cd *kcmv1.ClusterDeployment) (*kcmv1.ClusterTemplate, error) {
 	if cd.Spec.Template == "" {
 		return nil, nil
 	}
 	tpl := &kcmv1.ClusterTemplate{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cd.Namespace, Name: cd.Spec.Template}, tpl)
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: cd.Namespace, Name: cd.Spec.Template}, tpl,
+		ctrl.UnsafeDisableDeepCopy)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -140,12 +142,12 @@ func (r *Reconciler) bind(ctx context.Context, s *state) (phase.Outcome, error) 
 	return phase.Done(""), nil
 }
 
-// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted). The
-// list is read without copies (nothing here changes it) and each regional's view is taken from r.views while the
+// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted), found
+// by roleIndex. The list and the templates are read without copies (nothing here changes them) and each regional's view is taken from r.views while the
 // regional and its ClusterTemplate keep their resource versions, so a child reconcile parses no regional again.
 func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) {
 	var list kcmv1.ClusterDeploymentList
-	if err := r.Client.List(ctx, &list, ctrl.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleRegional},
+	if err := r.Client.List(ctx, &list, ctrl.MatchingFields{roleIndex: kofv1.RoleRegional},
 		ctrl.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list regional clusterdeployments: %w", err)
 	}

@@ -37,6 +37,15 @@ const Name = "kof-clusterdeployment"
 // labels), and every change of a regional ClusterDeployment for the children bound to it (their ConfigMap copies
 // the regional's data) and the children not configured yet (they may bind to it now).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kcmv1.ClusterDeployment{}, roleIndex,
+		func(o client.Object) []string {
+			if role, ok := o.GetLabels()[kofv1.ClusterRoleLabel]; ok {
+				return []string{role}
+			}
+			return nil
+		}); err != nil {
+		return err
+	}
 	cdChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, deletionChanged())
 	return ctrl.NewControllerManagedBy(mgr).
@@ -51,6 +60,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&kcmv1.ClusterTemplate{}, handler.EnqueueRequestsFromMapFunc(r.usersOfTemplate)).
 		Complete(r)
 }
+
+// roleIndex indexes the cached ClusterDeployments by the value of their role label (kofv1.ClusterRoleLabel), so that a
+// child reconcile reads the regionals, and a regional's change the children, without scanning the whole fleet.
+const roleIndex = "kof.role"
 
 // kofOrFinalized passes ClusterDeployments with a KOF role label or the finalizer of earlier releases; an update
 // passes when either side does, so that losing the role label reaches Finalize (which then cleans up).
@@ -96,7 +109,7 @@ func ownerOfMCS(_ context.Context, o client.Object) []reconcile.Request {
 
 // childrenOfRegional maps a regional ClusterDeployment to the children whose ConfigMap names it (labels
 // `k0rdent.mirantis.com/kof-regional-cluster-name` and `-namespace`, from the cache) and every child that is not
-// configured yet.
+// configured yet (roleIndex). Both lists are read without copies: nothing here changes them.
 func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []reconcile.Request {
 	seen := map[types.NamespacedName]bool{}
 	var out []reconcile.Request
@@ -108,7 +121,8 @@ func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []
 	}
 	var cms corev1.ConfigMapList
 	if err := r.Client.List(ctx, &cms, client.MatchingLabels{kofv1.RegionalClusterNameLabel: o.GetName(),
-		kofv1.RegionalClusterNamespaceLabel: o.GetNamespace(), kofv1.ManagedByLabel: kofv1.ManagedBy}); err == nil {
+		kofv1.RegionalClusterNamespaceLabel: o.GetNamespace(), kofv1.ManagedByLabel: kofv1.ManagedBy},
+		client.UnsafeDisableDeepCopy); err == nil {
 		for _, cm := range cms.Items {
 			if name, ok := strings.CutPrefix(cm.Name, names.ChildConfigMapPrefix); ok {
 				add(types.NamespacedName{Namespace: cm.Namespace, Name: name})
@@ -116,7 +130,7 @@ func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []
 		}
 	}
 	var list kcmv1.ClusterDeploymentList
-	if err := r.Client.List(ctx, &list, client.MatchingLabels{kofv1.ClusterRoleLabel: kofv1.RoleChild}); err != nil {
+	if err := r.Client.List(ctx, &list, client.MatchingFields{roleIndex: kofv1.RoleChild}, client.UnsafeDisableDeepCopy); err != nil {
 		return out
 	}
 	for i := range list.Items {
