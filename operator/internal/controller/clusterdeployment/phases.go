@@ -151,16 +151,22 @@ func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) 
 		ctrl.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list regional clusterdeployments: %w", err)
 	}
+	// One list of the templates instead of a read per regional: every cache read pays a REST mapping.
+	var tpls kcmv1.ClusterTemplateList
+	if err := r.Client.List(ctx, &tpls, ctrl.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("list clustertemplates: %w", err)
+	}
+	templates := make(map[types.NamespacedName]*kcmv1.ClusterTemplate, len(tpls.Items))
+	for i := range tpls.Items {
+		templates[types.NamespacedName{Namespace: tpls.Items[i].Namespace, Name: tpls.Items[i].Name}] = &tpls.Items[i]
+	}
 	out := make([]outputs.Regional, 0, len(list.Items))
 	for i := range list.Items {
 		cd := &list.Items[i]
 		if !cd.DeletionTimestamp.IsZero() {
 			continue
 		}
-		tpl, err := r.template(ctx, cd)
-		if err != nil {
-			return nil, err
-		}
+		tpl := templates[types.NamespacedName{Namespace: cd.Namespace, Name: cd.Spec.Template}]
 		tplVersion := ""
 		if tpl != nil {
 			tplVersion = tpl.ResourceVersion
