@@ -12,13 +12,31 @@
 package vmauth
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path"
 
 	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	"sigs.k8s.io/yaml"
+
+	"kof.dev/kof/operator/vmapi"
 )
+
+// Upstream takes a VMUser as the kof-operator writes it (operator/vmapi, KOF's fields only) and returns it as the
+// VictoriaMetrics operator's own type, through its JSON, so that what is translated is what the VictoriaMetrics
+// operator would read. The error is the JSON encoder's or decoder's.
+func Upstream(u *vmapi.VMUser) (*vmv1beta1.VMUser, error) {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return nil, fmt.Errorf("encode VMUser %s/%s: %w", u.Namespace, u.Name, err)
+	}
+	out := &vmv1beta1.VMUser{}
+	if err := json.Unmarshal(b, out); err != nil {
+		return nil, fmt.Errorf("decode VMUser %s/%s as the VictoriaMetrics operator's type: %w", u.Namespace, u.Name, err)
+	}
+	return out, nil
+}
 
 // User is one VMUser with the password its passwordRef Secret holds.
 type User struct {

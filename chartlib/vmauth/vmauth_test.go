@@ -21,7 +21,11 @@ func TestTranslateChildVMUser(t *testing.T) {
 		VLAuditInsert: "http://vlinsert-audit-logs:9481/", VLAuditSelect: "http://vlselect-audit-logs:9471/",
 		VTInsert: "http://vtinsert-traces:10481/", VTSelect: "http://vtselect-traces:10471/",
 	})
-	cfg, err := Translate([]User{{VMUser: u, Password: "secret-password-123"}})
+	up, err := Upstream(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Translate([]User{{VMUser: up, Password: "secret-password-123"}})
 	if err != nil {
 		t.Fatal(err)
 	}

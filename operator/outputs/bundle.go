@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	addoncontrollerv1beta1 "github.com/projectsveltos/addon-controller/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +11,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // Bundle describes one VMUser bundle (docs/contract.md, "child VMUser bundle", "regional admin bundle"): a
@@ -69,7 +69,7 @@ func (b Bundle) Secret(password string) *corev1.Secret {
 }
 
 // VMUser returns the bundle's VMUser `kof-vmuser-<base>` (VMUser) with the routes to the storage URLs of cfg.
-func (b Bundle) VMUser(cfg config.Config) *vmv1beta1.VMUser {
+func (b Bundle) VMUser(cfg config.Config) *vmapi.VMUser {
 	return VMUser(b.Namespace, b.Base, b.Tenant, cfg.Storage)
 }
 

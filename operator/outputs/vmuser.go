@@ -3,7 +3,6 @@ package outputs
 import (
 	"fmt"
 
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -11,6 +10,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // ChildTenant takes a child ClusterDeployment's labels and returns its tenant: the label
@@ -44,16 +44,16 @@ func routes(u config.StorageURLs) []route {
 // TargetRefs returns the eight VMUser routes to the storage URLs u, each dropping the first path part. A non-empty
 // tenant adds its filter to every route as a query arg; "" (regional admin) adds none. Source: docs/contract.md,
 // "VMUser routes".
-func TargetRefs(u config.StorageURLs, tenant string) []vmv1beta1.TargetRef {
-	var out []vmv1beta1.TargetRef
+func TargetRefs(u config.StorageURLs, tenant string) []vmapi.TargetRef {
+	var out []vmapi.TargetRef
 	for _, r := range routes(u) {
-		t := vmv1beta1.TargetRef{
-			Static:       &vmv1beta1.StaticRef{URL: r.url},
+		t := vmapi.TargetRef{
+			Static:       &vmapi.StaticRef{URL: r.url},
 			Paths:        []string{r.path},
-			URLMapCommon: vmv1beta1.URLMapCommon{DropSrcPathPrefixParts: ptr.To(1)},
+			URLMapCommon: vmapi.URLMapCommon{DropSrcPathPrefixParts: ptr.To(1)},
 		}
 		if tenant != "" {
-			t.QueryArgs = []vmv1beta1.QueryArg{{Name: r.arg, Values: []string{fmt.Sprintf(r.format, tenant)}}}
+			t.QueryArgs = []vmapi.QueryArg{{Name: r.arg, Values: []string{fmt.Sprintf(r.format, tenant)}}}
 		}
 		out = append(out, t)
 	}
@@ -64,11 +64,11 @@ func TargetRefs(u config.StorageURLs, tenant string) []vmv1beta1.TargetRef {
 // for an admin bundle) and the storage URLs, and returns the bundle's VMUser `kof-vmuser-<base>` labelled Labels():
 // username = base, password from the bundle's credentials Secret (CredentialsSecret, key PasswordKey), routes
 // TargetRefs.
-func VMUser(namespace, base, tenant string, u config.StorageURLs) *vmv1beta1.VMUser {
-	return &vmv1beta1.VMUser{
-		TypeMeta:   metav1.TypeMeta{APIVersion: vmv1beta1.SchemeGroupVersion.String(), Kind: "VMUser"},
+func VMUser(namespace, base, tenant string, u config.StorageURLs) *vmapi.VMUser {
+	return &vmapi.VMUser{
+		TypeMeta:   metav1.TypeMeta{APIVersion: vmapi.V1beta1.String(), Kind: "VMUser"},
 		ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(base), Namespace: namespace, Labels: Labels()},
-		Spec: vmv1beta1.VMUserSpec{
+		Spec: vmapi.VMUserSpec{
 			Username:    ptr.To(base),
 			PasswordRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: names.VMUserSecret(base)}, Key: PasswordKey},
 			TargetRefs:  TargetRefs(u, tenant),

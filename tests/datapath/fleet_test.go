@@ -152,7 +152,11 @@ func (r *rendered) vmauthConfig(t *testing.T, bundles ...bundleRef) []byte {
 	var users []vmauth.User
 	for _, b := range bundles {
 		u := outputs.VMUser(b.namespace, b.base, b.tenant, r.storage)
-		users = append(users, vmauth.User{VMUser: u,
+		up, err := vmauth.Upstream(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		users = append(users, vmauth.User{VMUser: up,
 			Password: r.secret(t, nil, u.Spec.PasswordRef.Name, u.Spec.PasswordRef.Key)})
 	}
 	cfg, err := vmauth.Translate(users)

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +20,7 @@ import (
 	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // Password rules.
@@ -134,7 +134,7 @@ func (k Keeper) Ensure(ctx context.Context, b outputs.Bundle, owner client.Objec
 func (k Keeper) Remove(ctx context.Context, namespace, base string) (int, error) {
 	objs := []client.Object{
 		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
-		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(base), Namespace: namespace}},
+		&vmapi.VMUser{ObjectMeta: metav1.ObjectMeta{Name: names.VMUser(base), Namespace: namespace}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserSecret(base), Namespace: namespace}},
 	}
 	n := 0

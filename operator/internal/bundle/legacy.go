@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // LegacyCleaner removes, once per owner and process, the bundle an earlier KOF release named with decimal Adler-32
@@ -75,7 +75,7 @@ func (c *LegacyCleaner) names(ctx context.Context, r client.Reader, namespace st
 		opts []client.ListOption
 	}{
 		{"Secret", corev1.SchemeGroupVersion.WithKind("SecretList"), []client.ListOption{client.InNamespace(namespace)}},
-		{"VMUser", vmv1beta1.SchemeGroupVersion.WithKind("VMUserList"), []client.ListOption{client.InNamespace(namespace)}},
+		{"VMUser", vmapi.V1beta1.WithKind("VMUserList"), []client.ListOption{client.InNamespace(namespace)}},
 		{"MultiClusterService", kcmv1.GroupVersion.WithKind("MultiClusterServiceList"), nil},
 	} {
 		list := &metav1.PartialObjectMetadataList{}

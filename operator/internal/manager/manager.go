@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
@@ -26,6 +25,7 @@ import (
 	"kof.dev/kof/operator/internal/controller/rules"
 	"kof.dev/kof/operator/internal/controller/vmstorageconnection"
 	"kof.dev/kof/operator/promxy"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // DefaultWorkers is the number of concurrent reconciles per controller when the `--workers` flag is not given
@@ -40,7 +40,7 @@ func CacheOptions(cfg config.Config) cache.Options {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
 	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}:             ours,
-		&vmv1beta1.VMUser{}:          ours,
+		&vmapi.VMUser{}:              ours,
 		&kcmv1.MultiClusterService{}: ours,
 	}}
 	if scope := cfg.WatchScope(); scope != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,6 +21,7 @@ import (
 	"kof.dev/kof/operator/internal/manager"
 	"kof.dev/kof/operator/outputs"
 	"kof.dev/kof/operator/ownership"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // envChildren overrides the child count of BenchmarkFleetLarge (default 1,000) on a machine too slow for it.
@@ -147,7 +147,7 @@ func steadyProcess(ctx context.Context, p *process, ns string, nr, nc int, quiet
 		if time.Since(lastChange) < quiet {
 			continue
 		}
-		var users vmv1beta1.VMUserList
+		var users vmapi.VMUserList
 		if err := env.Client.List(ctx, &users, client.InNamespace(ns)); err != nil {
 			return time.Time{}, err
 		}

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // envBurstChildren sets the child count of TestBurstEqualsSlowSequence (default 100; the benchmark's fleet is 1,000).
@@ -76,7 +76,7 @@ func slowFleet(ctx context.Context, ns string, nr, nc int) error {
 		}
 		key := client.ObjectKey{Namespace: ns, Name: names.VMUser(names.ChildVMUserBase(ns, name))}
 		for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-			if err := env.Client.Get(ctx, key, &vmv1beta1.VMUser{}); err == nil {
+			if err := env.Client.Get(ctx, key, &vmapi.VMUser{}); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +35,7 @@ import (
 	"kof.dev/kof/operator/internal/controller/regional"
 	"kof.dev/kof/operator/internal/testenv"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/vmapi"
 )
 
 var env *testenv.Env
@@ -216,7 +216,7 @@ func steady(ctx context.Context, op *operator, ns string, nr, nc int, quiet time
 		if time.Since(lastChange) < quiet {
 			continue
 		}
-		var users vmv1beta1.VMUserList
+		var users vmapi.VMUserList
 		if err := env.Client.List(ctx, &users, client.InNamespace(ns)); err != nil {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +16,7 @@ import (
 	"kof.dev/kof/operator/internal/phase"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // objectMeta returns the metadata naming an object.
@@ -29,7 +29,7 @@ func childObjects(cd *kcmv1.ClusterDeployment) []ctrl.Object {
 	base := names.ChildVMUserBase(cd.Namespace, cd.Name)
 	return []ctrl.Object{
 		&kcmv1.MultiClusterService{ObjectMeta: objectMeta(names.VMUserPropagation(base), "")},
-		&vmv1beta1.VMUser{ObjectMeta: objectMeta(names.VMUser(base), cd.Namespace)},
+		&vmapi.VMUser{ObjectMeta: objectMeta(names.VMUser(base), cd.Namespace)},
 		&corev1.Secret{ObjectMeta: objectMeta(names.VMUserSecret(base), cd.Namespace)},
 		&corev1.ConfigMap{ObjectMeta: objectMeta(names.ChildConfigMap(cd.Name), cd.Namespace)},
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,6 +21,7 @@ import (
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
+	"kof.dev/kof/operator/vmapi"
 )
 
 const awsTpl = "aws-standalone-cp-1-0-0"
@@ -179,7 +179,7 @@ func TestChildTenantRoutes(t *testing.T) {
 			kofv1.RegionalClusterNameLabel: "tenant-regional", kofv1.TenantLabel: "t1"}, nil),
 	)
 	base := names.ChildVMUserBase("ns-a", "tenant-child")
-	var user vmv1beta1.VMUser
+	var user vmapi.VMUser
 	eventually(t, func() error {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns-a", Name: names.VMUser(base)}, &user)
 	})
@@ -263,7 +263,7 @@ func TestDeleteRemovesEverything(t *testing.T) {
 		}
 	}
 	namespaced := []client.Object{
-		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(base)}},
+		&vmapi.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(base)}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUserSecret(base)}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.ChildConfigMap("del-child")}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.RegionalConfigMap("del-regional")}},
@@ -356,7 +356,7 @@ func TestOutdatedMCSCorrectedAndResyncWritesNothing(t *testing.T) {
 		mcs,
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: "kof-mcs-regional"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: names.ChildConfigMap("mcs-child")}},
-		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: names.VMUser(names.ChildVMUserBase("ns-a", "mcs-child"))}},
+		&vmapi.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: names.VMUser(names.ChildVMUserBase("ns-a", "mcs-child"))}},
 		&kcmv1.ClusterDeployment{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-a", Name: "mcs-child"}},
 	}
 	before := versions(t, objs)
@@ -418,8 +418,8 @@ func TestLegacyBundleRemoved(t *testing.T) {
 	old := []client.Object{
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-legacy", Name: names.VMUserSecret(legacy)},
 			StringData: map[string]string{"username": legacy, "password": "old-password-0123456789"}},
-		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-legacy", Name: names.VMUser(legacy)},
-			Spec: vmv1beta1.VMUserSpec{TargetRefs: []vmv1beta1.TargetRef{{Static: &vmv1beta1.StaticRef{URL: "http://x"}, Paths: []string{"/"}}}}},
+		&vmapi.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-legacy", Name: names.VMUser(legacy)},
+			Spec: vmapi.VMUserSpec{TargetRefs: []vmapi.TargetRef{{Static: &vmapi.StaticRef{URL: "http://x"}, Paths: []string{"/"}}}}},
 	}
 	create(t, old...)
 	create(t,
@@ -428,7 +428,7 @@ func TestLegacyBundleRemoved(t *testing.T) {
 	)
 	base := names.ChildVMUserBase("ns-legacy", "legacy-child")
 	eventually(t, func() error {
-		return env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-legacy", Name: names.VMUser(base)}, &vmv1beta1.VMUser{})
+		return env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-legacy", Name: names.VMUser(base)}, &vmapi.VMUser{})
 	})
 	for _, o := range old {
 		eventually(t, func() error { return gone(o) })
@@ -445,7 +445,7 @@ func TestRoleChangeRemovesOldRoleObjects(t *testing.T) {
 	childObjs := []client.Object{
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.ChildConfigMap("switch")}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUserSecret(base)}},
-		&vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(base)}},
+		&vmapi.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-b", Name: names.VMUser(base)}},
 		&kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}},
 	}
 	for _, o := range childObjs {

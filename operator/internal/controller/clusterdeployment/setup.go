@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +19,7 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // Name is the controller's name (metrics, logs, events).
@@ -53,7 +53,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&kcmv1.ClusterDeployment{}, builder.WithPredicates(cdChanged, kofOrFinalized())).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).
-		Owns(&vmv1beta1.VMUser{}).
+		Owns(&vmapi.VMUser{}).
 		Watches(&kcmv1.MultiClusterService{}, handler.EnqueueRequestsFromMapFunc(ownerOfMCS)).
 		Watches(&kcmv1.ClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.childrenOfRegional),
 			builder.WithPredicates(cdChanged, regionalOnly())).

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +19,7 @@ import (
 	"kof.dev/kof/operator/discovery"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
+	"kof.dev/kof/operator/vmapi"
 )
 
 func psgOf(ns, cluster string) *kofv1.PromxyServerGroup {
@@ -119,7 +119,7 @@ func TestAdminBundleLifecycle(t *testing.T) {
 	if base != "admin-r1-"+names.Hash("kof-r1/ns1") {
 		t.Fatalf("admin base = %s", base)
 	}
-	user := &vmv1beta1.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "kof-vmuser-" + base}}
+	user := &vmapi.VMUser{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "kof-vmuser-" + base}}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "kof-vmuser-creds-" + base}}
 	mcs := &kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}}
 	psg := psgOf("ns1", "r1")

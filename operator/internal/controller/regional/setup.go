@@ -2,9 +2,9 @@ package regional
 
 import (
 	"context"
+	"kof.dev/kof/operator/vmapi"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,7 +36,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named(Name).
 		For(&corev1.ConfigMap{}, builder.WithPredicates(regionalOnly)).
 		Owns(&corev1.Secret{}).
-		Owns(&vmv1beta1.VMUser{}).
+		Owns(&vmapi.VMUser{}).
 		Owns(&kofv1.PromxyServerGroup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&kofv1.VMStorageConnection{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&kcmv1.MultiClusterService{}, handler.EnqueueRequestsFromMapFunc(ownerOfMCS)).

@@ -1,12 +1,11 @@
 package vmstorageconnection
 
 import (
+	"kof.dev/kof/operator/vmapi"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
-
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
@@ -54,7 +53,7 @@ func DesiredFor(conns []kofv1.VMStorageConnection, secretName func(*kofv1.VMStor
 		user, pass := "", ""
 		if node.Secret != nil {
 			name := secretName(c)
-			dir := path.Join(vmv1beta1.SecretsDir, name)
+			dir := path.Join(vmapi.SecretsDir, name)
 			user, pass = path.Join(dir, node.Secret.UsernameKey), path.Join(dir, node.Secret.PasswordKey)
 			anyAuth = true
 			if !seen[name] {

@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strings"
 
-	vmv1 "github.com/VictoriaMetrics/operator/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +30,7 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/internal/phase"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // ControllerName names the controller (metrics, logs, events).
@@ -91,8 +91,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		For(&kofv1.VMStorageConnection{}).
-		Watches(&vmv1.VLCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVLCluster))).
-		Watches(&vmv1.VTCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVTCluster))).
+		Watches(&vmapi.VLCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVLCluster))).
+		Watches(&vmapi.VTCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVTCluster))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConnections)).
 		Complete(r)
 }

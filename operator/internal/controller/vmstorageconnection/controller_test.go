@@ -2,12 +2,11 @@ package vmstorageconnection
 
 import (
 	"context"
+	"kof.dev/kof/operator/vmapi"
 	"strings"
 	"testing"
 	"time"
 
-	vmv1 "github.com/VictoriaMetrics/operator/api/operator/v1"
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,13 +47,13 @@ func newFixture(t *testing.T, prefix string) *fixture {
 	}
 	f.r = &Reconciler{Client: env.Client, Recorder: f.recorder}
 	// The chart's VLCluster: an arg and a mount of its own that the controller must keep.
-	create(t, ctx, &vmv1.VLCluster{
+	create(t, ctx, &vmapi.VLCluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs"},
-		Spec: vmv1.VLClusterSpec{VLSelect: &vmv1.VLSelect{CommonAppsParams: vmv1beta1.CommonAppsParams{
+		Spec: vmapi.VLClusterSpec{VLSelect: &vmapi.SelectComponent{
 			ExtraArgs: map[string]string{"search.maxQueryDuration": "30s"}, Secrets: []string{"tls-ca"},
-		}}},
+		}},
 	})
-	create(t, ctx, &vmv1.VTCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-traces"}})
+	create(t, ctx, &vmapi.VTCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-traces"}})
 	create(t, ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.connNS, Name: credsName},
 		Data:       map[string][]byte{"username": []byte("admin-r1"), "password": []byte("0123456789abcdef")},
@@ -85,9 +84,9 @@ func (f *fixture) reconcile(t *testing.T, c *kofv1.VMStorageConnection) {
 	}
 }
 
-func (f *fixture) vlselect(t *testing.T) (*vmv1.VLCluster, *vmv1.VLSelect) {
+func (f *fixture) vlselect(t *testing.T) (*vmapi.VLCluster, *vmapi.SelectComponent) {
 	t.Helper()
-	var cl vmv1.VLCluster
+	var cl vmapi.VLCluster
 	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.clusterNS, Name: "kof-logs"}, &cl); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +128,7 @@ func TestConnectionsResyncHelmResetAndFinalizer(t *testing.T) {
 	if diff := cmp.Diff([]string{credsName, "tls-ca"}, sel.Secrets); diff != "" {
 		t.Errorf("vlselect secrets (-want +got):\n%s", diff)
 	}
-	var vt vmv1.VTCluster
+	var vt vmapi.VTCluster
 	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.clusterNS, Name: "kof-traces"}, &vt); err != nil {
 		t.Fatal(err)
 	}
@@ -154,8 +153,8 @@ func TestConnectionsResyncHelmResetAndFinalizer(t *testing.T) {
 
 	// A resync writes nothing.
 	objs := []client.Object{
-		&vmv1.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs"}},
-		&vmv1.VTCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-traces"}},
+		&vmapi.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs"}},
+		&vmapi.VTCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-traces"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: credsName}},
 		&kofv1.VMStorageConnection{ObjectMeta: a.ObjectMeta}, &kofv1.VMStorageConnection{ObjectMeta: b.ObjectMeta},
 		&kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta},
@@ -284,11 +283,11 @@ func TestWatchRepairsReset(t *testing.T) {
 		}
 	})
 	f.conn(t, "kof-logs-storage-connection-w", kofv1.KindVLCluster, "kof-logs", "vmauth-cluster:8427/vls", false)
-	waitFor := func(what string, ok func(*vmv1.VLSelect) bool) {
+	waitFor := func(what string, ok func(*vmapi.SelectComponent) bool) {
 		t.Helper()
 		deadline := time.Now().Add(30 * time.Second)
 		for time.Now().Before(deadline) {
-			var cl vmv1.VLCluster
+			var cl vmapi.VLCluster
 			if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.clusterNS, Name: "kof-logs"}, &cl); err == nil &&
 				cl.Spec.VLSelect != nil && ok(cl.Spec.VLSelect) {
 				return
@@ -297,7 +296,7 @@ func TestWatchRepairsReset(t *testing.T) {
 		}
 		t.Fatalf("timed out waiting for %s", what)
 	}
-	hasNode := func(s *vmv1.VLSelect) bool { return s.ExtraArgs[ArgStorageNode] == "vmauth-cluster:8427/vls" }
+	hasNode := func(s *vmapi.SelectComponent) bool { return s.ExtraArgs[ArgStorageNode] == "vmauth-cluster:8427/vls" }
 	waitFor("the storage node", hasNode)
 	cl, _ := f.vlselect(t)
 	cl.Spec.VLSelect.ExtraArgs = map[string]string{"search.maxQueryDuration": "30s"}
@@ -309,7 +308,7 @@ func TestWatchRepairsReset(t *testing.T) {
 
 func TestMovedConnectionLeavesPreviousCluster(t *testing.T) {
 	f := newFixture(t, "moved")
-	create(t, f.ctx, &vmv1.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs-audit"}})
+	create(t, f.ctx, &vmapi.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs-audit"}})
 	c := f.conn(t, "kof-audit-logs-storage-connection-a", kofv1.KindVLCluster, "kof-logs", "vmauth-cluster:8427/vlas", false)
 	f.reconcile(t, c)
 	if _, sel := f.vlselect(t); sel.ExtraArgs[ArgStorageNode] != "vmauth-cluster:8427/vlas" {
@@ -324,7 +323,7 @@ func TestMovedConnectionLeavesPreviousCluster(t *testing.T) {
 	if _, sel := f.vlselect(t); sel.ExtraArgs[ArgStorageNode] != "" {
 		t.Errorf("old cluster storageNode = %q, want it removed after the move", sel.ExtraArgs[ArgStorageNode])
 	}
-	var audit vmv1.VLCluster
+	var audit vmapi.VLCluster
 	if err := env.Client.Get(f.ctx, client.ObjectKey{Namespace: f.clusterNS, Name: "kof-logs-audit"}, &audit); err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,9 @@ import (
 	"testing"
 	"time"
 
-	vmv1beta1 "github.com/VictoriaMetrics/operator/api/operator/v1beta1"
-
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/testserver"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // TestStorageNodeFormQueries proves the storageNode arguments the controller writes for a regional's read URL
@@ -74,7 +73,7 @@ func TestStorageNodeFormQueries(t *testing.T) {
 	selectAddr := freeAddr(t)
 	args := []string{"-httpListenAddr=" + selectAddr, "-storageDataPath=" + filepath.Join(dir, "select"), "-loggerLevel=WARN"}
 	for k, v := range d.Args {
-		args = append(args, "-"+k+"="+strings.ReplaceAll(v, vmv1beta1.SecretsDir, secrets))
+		args = append(args, "-"+k+"="+strings.ReplaceAll(v, vmapi.SecretsDir, secrets))
 	}
 	start(t, filepath.Join(bins, "victoria-logs"), args...)
 	waitOK(t, http.DefaultClient, "http://"+selectAddr+"/health")

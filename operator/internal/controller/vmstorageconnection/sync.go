@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	vmv1 "github.com/VictoriaMetrics/operator/api/operator/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +17,7 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/internal/phase"
+	"kof.dev/kof/operator/vmapi"
 )
 
 // clusterState is what a storage cluster's select component carries now.
@@ -42,7 +42,7 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 	var err error
 	switch key.kind {
 	case kofv1.KindVTCluster:
-		var c vmv1.VTCluster
+		var c vmapi.VTCluster
 		if err = r.Client.Get(ctx, nn, &c); err == nil {
 			st.mounted = splitList(c.Annotations[kofv1.MountedSecretsAnnotation])
 			if c.Spec.Select != nil {
@@ -50,7 +50,7 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 			}
 		}
 	default:
-		var c vmv1.VLCluster
+		var c vmapi.VLCluster
 		if err = r.Client.Get(ctx, nn, &c); err == nil {
 			st.mounted = splitList(c.Annotations[kofv1.MountedSecretsAnnotation])
 			if c.Spec.VLSelect != nil {
@@ -169,7 +169,7 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 		component["secrets"] = list
 	}
 	obj := map[string]any{
-		"apiVersion": vmv1.SchemeGroupVersion.String(),
+		"apiVersion": vmapi.V1.String(),
 		"kind":       key.kind,
 		"metadata":   metadata,
 	}
