@@ -11,12 +11,13 @@ import (
 
 // Written remembers, per object, what this process last applied: a hash of the applied fields and the resource
 // version the API server answered. The informer cache lags a write by the watch delay; a reconcile in that window
-// reads the older object and would apply the same fields again. With Written, Apply skips that write while the cache
-// holds an older resource version than the one written; once the cache has caught up (same or newer version) the
-// fields are compared as usual, so a change by someone else is still corrected. An object the cache does not hold
-// is always applied: it may have been deleted. Resource
-// versions are compared as the etcd revisions kube-apiserver gives them (decimal integers); one that does not parse
-// disables the skip. Its zero value is ready to use; it is safe for concurrent reconciles.
+// reads the older object and would apply the same fields again. With Written, Apply skips the write and the
+// comparison while the cache holds the written resource version or an older one: the object is then exactly what
+// this write left (a change by anyone else gives a newer version). Once the cache holds a newer version the fields
+// are compared as usual, so a change by someone else is still corrected. An object the cache does not hold is
+// always applied: it may have been deleted. Resource versions are compared as the etcd revisions kube-apiserver
+// gives them (decimal integers); one that does not parse disables the skip. Its zero value is ready to use; it is
+// safe for concurrent reconciles.
 type Written struct {
 	mu sync.Mutex
 	m  map[string]written
@@ -36,7 +37,7 @@ func hashOf(fields map[string]any) ([sha256.Size]byte, bool) {
 	return sha256.Sum256(b), true
 }
 
-// fresh reports whether key was last applied with fields hash at a resource version newer than live's.
+// fresh reports whether key was last applied with fields hash at live's resource version or a newer one.
 func (w *Written) fresh(key string, hash [sha256.Size]byte, live client.Object) bool {
 	if w == nil {
 		return false
@@ -48,7 +49,7 @@ func (w *Written) fresh(key string, hash [sha256.Size]byte, live client.Object) 
 		return false
 	}
 	v, err := strconv.ParseUint(live.GetResourceVersion(), 10, 64)
-	return err == nil && v < e.version
+	return err == nil && v <= e.version
 }
 
 // record remembers that key was applied with fields hash and the API server answered resource version rv.

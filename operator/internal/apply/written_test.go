@@ -9,7 +9,7 @@ import (
 )
 
 // TestWrittenSkipsOnlyWhileTheCacheLags checks that an apply is skipped only for the fields last applied and only
-// while the cached object is older than the written one.
+// while the cached object is the written one or older.
 func TestWrittenSkipsOnlyWhileTheCacheLags(t *testing.T) {
 	fields := map[string]any{"data": map[string]any{"k": "v"}}
 	hash, ok := hashOf(fields)
@@ -30,7 +30,7 @@ func TestWrittenSkipsOnlyWhileTheCacheLags(t *testing.T) {
 		want bool
 	}{
 		{"cache older, same fields", "ConfigMap/ns/a", hash, "9", true},
-		{"cache caught up", "ConfigMap/ns/a", hash, "10", false},
+		{"cache holds the written version", "ConfigMap/ns/a", hash, "10", true},
 		{"cache newer (someone else wrote)", "ConfigMap/ns/a", hash, "11", false},
 		{"other fields", "ConfigMap/ns/a", other, "9", false},
 		{"other object", "ConfigMap/ns/b", hash, "9", false},

@@ -95,6 +95,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 			b.Fatal(err)
 		}
 		rss, live := peakRSSOf(strconv.Itoa(p.cmd.Process.Pid)), float64(p.peakLive.Load())/(1<<20)
+		anon := float64(p.peakAnon.Load()) / (1 << 20)
 		p.stop()
 		b.Logf("operator writes by method and resource: %v", p.writesOf)
 
@@ -129,6 +130,7 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 		b.ReportMetric(op1-op0, "operator-cpu-s")
 		b.ReportMetric(rss, "operator-peak-RSS-MiB")
 		b.ReportMetric(live, "operator-peak-live-heap-MiB")
+		b.ReportMetric(anon, "operator-peak-anon-RSS-MiB")
 		b.ReportMetric(idle, "operator-idle-RSS-MiB")
 	}
 }

@@ -113,7 +113,7 @@ func isCollection(path string) bool { return len(apiSegments(path)) == 1 }
 
 // runOperator is the operator process: the manager built by operator/internal/manager (cache limits, workers, every
 // controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are synced, then
-// `counts <writes> <events> <gets> <lists> <peak live heap bytes>` every 100 ms, and stops on SIGTERM, printing `writes-of
+// `counts <writes> <events> <gets> <lists> <peak live heap bytes> <peak anonymous RSS bytes>` every 100 ms, and stops on SIGTERM, printing `writes-of
 // <method>:<resource> <n>` for each kind of write it made. It returns the exit code.
 func runOperator() int {
 	ctrl.SetLogger(logr.Discard())
@@ -212,7 +212,7 @@ func operatorProcess() error {
 			fmt.Println("ready")
 		}
 		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		var peakLive uint64
+		var peakLive, peakAnon uint64
 		for t := time.NewTicker(100 * time.Millisecond); ; {
 			select {
 			case <-ctx.Done():
@@ -220,8 +220,9 @@ func operatorProcess() error {
 			case <-t.C:
 				metrics.Read(sample)
 				peakLive = max(peakLive, sample[0].Value.Uint64())
-				fmt.Printf("counts %d %d %d %d %d\n", counts.writes.Load(), counts.events.Load(), counts.gets.Load(),
-					counts.lists.Load(), peakLive)
+				peakAnon = max(peakAnon, uint64(statusMiB("self", "RssAnon:")*(1<<20)))
+				fmt.Printf("counts %d %d %d %d %d %d\n", counts.writes.Load(), counts.events.Load(), counts.gets.Load(),
+					counts.lists.Load(), peakLive, peakAnon)
 			}
 		}
 	}()
@@ -239,6 +240,9 @@ type process struct {
 	counts apiCounts
 	// peakLive is the largest live heap (bytes, runtime/metrics /gc/heap/live:bytes) the process reported.
 	peakLive atomic.Int64
+	// peakAnon is the largest anonymous resident memory (bytes, RssAnon of /proc/self/status) the process reported:
+	// its heap, stacks and runtime memory without the mapped binary.
+	peakAnon atomic.Int64
 	ready    chan struct{}
 	// writesOf are the writes per "<method>:<resource>" the process printed when it stopped.
 	writesOf map[string]int64
@@ -300,8 +304,8 @@ func (p *process) read(out io.Reader) {
 			if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
 				p.writesOf[f[1]] = n
 			}
-		case len(f) == 6 && f[0] == "counts":
-			for i, c := range []*atomic.Int64{&p.counts.writes, &p.counts.events, &p.counts.gets, &p.counts.lists, &p.peakLive} {
+		case len(f) == 7 && f[0] == "counts":
+			for i, c := range []*atomic.Int64{&p.counts.writes, &p.counts.events, &p.counts.gets, &p.counts.lists, &p.peakLive, &p.peakAnon} {
 				if n, err := strconv.ParseInt(f[i+1], 10, 64); err == nil {
 					c.Store(n)
 				}
