@@ -69,6 +69,7 @@ func run() error {
 	}
 	mgr, err := ctrl.NewManager(rc, ctrl.Options{
 		Scheme:                  s,
+		MapperProvider:          manager.NewRESTMapper,
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,

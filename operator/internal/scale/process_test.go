@@ -198,7 +198,8 @@ func operatorProcess() error {
 	opCfg := testConfig()
 	opCfg.PromxyRulesConfigMap = opCfg.ReleaseName + "-promxy-rules"
 	opCfg.WatchNamespaces = strings.Split(os.Getenv(envOperatorNamespaces), ",")
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"},
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, MapperProvider: manager.NewRESTMapper,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0", Cache: manager.CacheOptions(opCfg), Controller: ctrlOpts})
 	if err != nil {
 		return err
