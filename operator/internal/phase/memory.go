@@ -54,6 +54,19 @@ func (m *Memory) Condition(key types.NamespacedName) (metav1.Condition, bool) {
 	return c, ok
 }
 
+// Unsettled returns the keys whose last condition is not True, in no order.
+func (m *Memory) Unsettled() []types.NamespacedName {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []types.NamespacedName
+	for k, c := range m.last {
+		if c.Status != metav1.ConditionTrue {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Forget drops key (its object is gone), so that a new object of that key announces its first condition.
 func (m *Memory) Forget(key types.NamespacedName) {
 	m.mu.Lock()

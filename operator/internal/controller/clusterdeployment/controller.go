@@ -50,6 +50,7 @@ type Reconciler struct {
 	written   apply.Written
 	passwords bundle.Passwords
 	views     regionalViews
+	snapshot  regionalSnapshot
 }
 
 // state is one reconcile of one ClusterDeployment: the object, its role and what the phases found.

@@ -3,8 +3,10 @@ package clusterdeployment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,10 +144,53 @@ func (r *Reconciler) bind(ctx context.Context, s *state) (phase.Outcome, error) 
 	return phase.Done(""), nil
 }
 
-// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted), found
-// by roleIndex. The list and the templates are read without copies (nothing here changes them) and each regional's view is taken from r.views while the
-// regional and its ClusterTemplate keep their resource versions, so a child reconcile parses no regional again.
+// regionals returns outputs.ForRegional of every regional ClusterDeployment the cache holds (not being deleted). The
+// result is kept in r.snapshot until a regional or a ClusterTemplate changes, so a burst of child reconciles lists
+// the regionals once; listRegionals finds them by roleIndex and takes each one's view from r.views while the regional
+// and its ClusterTemplate keep their resource versions, so no regional is parsed again.
 func (r *Reconciler) regionals(ctx context.Context) ([]outputs.Regional, error) {
+	tag := r.snapshot.changes.Load()
+	if list, ok := r.snapshot.get(tag); ok {
+		return list, nil
+	}
+	out, err := r.listRegionals(ctx)
+	if err == nil {
+		r.snapshot.put(tag, out)
+	}
+	return slices.Clone(out), err
+}
+
+// regionalSnapshot keeps the result of listRegionals until a regional ClusterDeployment or a ClusterTemplate
+// changes: its invalidator handler (SetupWithManager) counts their events, which arrive after the cache holds the
+// change, and a result is only used while the count is the one read before it was computed. It is safe for
+// concurrent reconciles.
+type regionalSnapshot struct {
+	changes atomic.Uint64
+	mu      sync.Mutex
+	tag     uint64
+	valid   bool
+	list    []outputs.Regional
+}
+
+// get returns a copy of the kept list when it was computed at change count tag.
+func (s *regionalSnapshot) get(tag uint64) ([]outputs.Regional, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.valid || s.tag != tag {
+		return nil, false
+	}
+	return slices.Clone(s.list), true
+}
+
+func (s *regionalSnapshot) put(tag uint64, list []outputs.Regional) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tag, s.valid, s.list = tag, true, list
+}
+
+// listRegionals computes what regionals returns from the cache. The lists are read without copies (nothing here
+// changes them).
+func (r *Reconciler) listRegionals(ctx context.Context) ([]outputs.Regional, error) {
 	var list kcmv1.ClusterDeploymentList
 	if err := r.Client.List(ctx, &list, ctrl.MatchingFields{roleIndex: kofv1.RoleRegional},
 		ctrl.UnsafeDisableDeepCopy); err != nil {

@@ -6,8 +6,8 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,6 +58,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&kcmv1.ClusterDeployment{}, handler.EnqueueRequestsFromMapFunc(r.childrenOfRegional),
 			builder.WithPredicates(cdChanged, regionalOnly())).
 		Watches(&kcmv1.ClusterTemplate{}, handler.EnqueueRequestsFromMapFunc(r.usersOfTemplate)).
+		Watches(&kcmv1.ClusterDeployment{}, r.snapshot.invalidator(), builder.WithPredicates(regionalOnly())).
+		Watches(&kcmv1.ClusterTemplate{}, r.snapshot.invalidator()).
 		Complete(r)
 }
 
@@ -98,6 +100,26 @@ func regionalOnly() predicate.Predicate {
 	}
 }
 
+// invalidator is the event handler that marks the regionals snapshot outdated on every event it gets and enqueues
+// nothing.
+func (s *regionalSnapshot) invalidator() handler.Funcs {
+	bump := func() { s.changes.Add(1) }
+	return handler.Funcs{
+		CreateFunc: func(context.Context, event.CreateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			bump()
+		},
+		UpdateFunc: func(context.Context, event.UpdateEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			bump()
+		},
+		DeleteFunc: func(context.Context, event.DeleteEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			bump()
+		},
+		GenericFunc: func(context.Context, event.GenericEvent, workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			bump()
+		},
+	}
+}
+
 // ownerOfMCS maps an operator-made MCS to the ClusterDeployment named by its owner labels.
 func ownerOfMCS(_ context.Context, o client.Object) []reconcile.Request {
 	l := o.GetLabels()
@@ -108,8 +130,9 @@ func ownerOfMCS(_ context.Context, o client.Object) []reconcile.Request {
 }
 
 // childrenOfRegional maps a regional ClusterDeployment to the children whose ConfigMap names it (labels
-// `k0rdent.mirantis.com/kof-regional-cluster-name` and `-namespace`, from the cache) and every child that is not
-// configured yet (roleIndex). Both lists are read without copies: nothing here changes them.
+// `k0rdent.mirantis.com/kof-regional-cluster-name` and `-namespace`, from the cache, read without copies) and every
+// cluster whose last reconcile did not configure it (phase.Memory.Unsettled: it may bind now). A cluster not
+// reconciled yet is in the queue already.
 func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []reconcile.Request {
 	seen := map[types.NamespacedName]bool{}
 	var out []reconcile.Request
@@ -129,15 +152,8 @@ func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []
 			}
 		}
 	}
-	var list kcmv1.ClusterDeploymentList
-	if err := r.Client.List(ctx, &list, client.MatchingFields{roleIndex: kofv1.RoleChild}, client.UnsafeDisableDeepCopy); err != nil {
-		return out
-	}
-	for i := range list.Items {
-		key := types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name}
-		if c, ok := r.Condition(key); !ok || c.Status != metav1.ConditionTrue {
-			add(key)
-		}
+	for _, key := range r.mem().Unsettled() {
+		add(key)
 	}
 	return out
 }
