@@ -9,6 +9,7 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -34,11 +35,12 @@ const DefaultWorkers = 4
 
 // CacheOptions limits the informer cache: Secrets, VMUsers and MultiClusterServices to those the operator labelled
 // (objects of earlier releases are read directly from the API server), and, when KOF_WATCH_NAMESPACES is set, every
-// namespaced kind to config.WatchScope (those namespaces plus the release and KCM namespaces). The cache keeps
-// managedFields: operator/internal/apply compares against what the operator owns.
+// namespaced kind to config.WatchScope (those namespaces plus the release and KCM namespaces). Of the managedFields
+// the cache keeps only the operator's own entries (KeepOwnManagedFields): operator/internal/apply compares against
+// what the operator owns and reads nothing else of them.
 func CacheOptions(cfg config.Config) cache.Options {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+	opts := cache.Options{DefaultTransform: KeepOwnManagedFields, ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}:             ours,
 		&vmapi.VMUser{}:              ours,
 		&kcmv1.MultiClusterService{}: ours,
@@ -50,6 +52,30 @@ func CacheOptions(cfg config.Config) cache.Options {
 		}
 	}
 	return opts
+}
+
+// KeepOwnManagedFields is the cache's transform: it drops every managedFields entry of obj but those of the
+// operator's field manager (kofv1.FieldManager), which is all the operator reads of them; the entries of KCM, Helm
+// or users are often larger than the object. It returns obj, or a non-object input unchanged.
+func KeepOwnManagedFields(in any) (any, error) {
+	obj, ok := in.(metav1.Object)
+	if !ok {
+		return in, nil
+	}
+	mf := obj.GetManagedFields()
+	kept := mf[:0:0]
+	for _, e := range mf {
+		if e.Manager == kofv1.FieldManager {
+			kept = append(kept, e)
+		}
+	}
+	if len(kept) != len(mf) {
+		if len(kept) == 0 {
+			kept = nil
+		}
+		obj.SetManagedFields(kept)
+	}
+	return in, nil
 }
 
 // ControllerOptions returns the options every controller of the manager gets: workers concurrent reconciles each

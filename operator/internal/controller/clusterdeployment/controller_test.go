@@ -640,3 +640,22 @@ func reconcileOnce(r *Reconciler, key types.NamespacedName) error {
 	}
 	return err
 }
+
+// The mappers that enqueue children for a regional's or a template's change mark the regionals snapshot outdated
+// before they return: the event handlers of one informer run in no fixed order, so a child reconcile they cause
+// must not find the snapshot of before the change (TestChildConfigMapFollowsRegional failed now and then so).
+func TestMappersOutdateTheRegionalsSnapshot(t *testing.T) {
+	ctx := context.Background()
+	regional := newCD("ns-a", "snap-regional", "regional", "", "", nil, nil)
+	tpl := &kcmv1.ClusterTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: "kcm-system", Name: awsTpl}}
+	for name, mapper := range map[string]func() []reconcile.Request{
+		"childrenOfRegional": func() []reconcile.Request { return rec.childrenOfRegional(ctx, regional) },
+		"usersOfTemplate":    func() []reconcile.Request { return rec.usersOfTemplate(ctx, tpl) },
+	} {
+		before := rec.snapshot.changes.Load()
+		mapper()
+		if rec.snapshot.changes.Load() == before {
+			t.Errorf("%s left the regionals snapshot current", name)
+		}
+	}
+}

@@ -101,7 +101,9 @@ func regionalOnly() predicate.Predicate {
 }
 
 // invalidator is the event handler that marks the regionals snapshot outdated on every event it gets and enqueues
-// nothing.
+// nothing. Handlers of one informer run in no fixed order, so the mappers that enqueue children for a regional's or
+// a template's change (childrenOfRegional, usersOfTemplate) mark it themselves before they return; this handler
+// covers the events that enqueue nobody.
 func (s *regionalSnapshot) invalidator() handler.Funcs {
 	bump := func() { s.changes.Add(1) }
 	return handler.Funcs{
@@ -134,6 +136,7 @@ func ownerOfMCS(_ context.Context, o client.Object) []reconcile.Request {
 // cluster whose last reconcile did not configure it (phase.Memory.Unsettled: it may bind now). A cluster not
 // reconciled yet is in the queue already.
 func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []reconcile.Request {
+	r.snapshot.changes.Add(1) // before the requests: their reconciles must not use the regionals of before
 	seen := map[types.NamespacedName]bool{}
 	var out []reconcile.Request
 	add := func(key types.NamespacedName) {
@@ -161,6 +164,7 @@ func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []
 // usersOfTemplate maps a ClusterTemplate to the KOF ClusterDeployments of its namespace that name it (their cloud
 // comes from its status).
 func (r *Reconciler) usersOfTemplate(ctx context.Context, o client.Object) []reconcile.Request {
+	r.snapshot.changes.Add(1) // before the requests, as in childrenOfRegional
 	var list kcmv1.ClusterDeploymentList
 	if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.HasLabels{kofv1.ClusterRoleLabel}); err != nil {
 		return nil
