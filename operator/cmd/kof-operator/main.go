@@ -46,6 +46,9 @@ func run() error {
 	var burst int
 	flag.Float64Var(&qps, "kube-api-qps", manager.DefaultQPS, "requests per second to the API server")
 	flag.IntVar(&burst, "kube-api-burst", manager.DefaultBurst, "request burst to the API server")
+	var gcPercent int
+	flag.IntVar(&gcPercent, "gc-percent", manager.DefaultGCPercent,
+		"garbage collector target heap growth in percent; 0 keeps the Go runtime's (GOGC)")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -54,6 +57,9 @@ func run() error {
 	cfg, err := config.Load(os.Getenv)
 	if err != nil {
 		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	if err := manager.SetGCPercent(gcPercent); err != nil {
+		return err
 	}
 	ctrlOpts, err := manager.ControllerOptions(workers)
 	if err != nil {

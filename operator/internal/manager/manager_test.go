@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -59,5 +60,27 @@ func TestKeepOwnManagedFields(t *testing.T) {
 	}
 	if out, err := KeepOwnManagedFields("not an object"); err != nil || out != "not an object" {
 		t.Errorf("non-object: %v, %v", out, err)
+	}
+}
+
+// A negative --gc-percent is an error naming the flag and the chart value; 0 leaves the runtime's setting.
+func TestSetGCPercent(t *testing.T) {
+	err := SetGCPercent(-5)
+	if err == nil || !strings.Contains(err.Error(), "--gc-percent=-5") || !strings.Contains(err.Error(), "operator.gcPercent") {
+		t.Errorf("SetGCPercent(-5) = %v, want an error naming the flag and the value", err)
+	}
+	before := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(before)
+	if err := SetGCPercent(0); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetGCPercent(77); got != 77 {
+		t.Errorf("SetGCPercent(0) changed the GC percent to %d", got)
+	}
+	if err := SetGCPercent(DefaultGCPercent); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetGCPercent(77); got != DefaultGCPercent {
+		t.Errorf("GC percent %d, want %d", got, DefaultGCPercent)
 	}
 }

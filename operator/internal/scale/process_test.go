@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
@@ -37,6 +38,9 @@ const (
 	// envProfileDir, when set, makes the operator process write cpu.pprof (its whole life) and heap.pprof (when it
 	// stops) there: `KOF_SCALE_PROFILE_DIR=/tmp/p go test -bench FleetLarge ...`, then `go tool pprof`.
 	envProfileDir = "KOF_SCALE_PROFILE_DIR"
+	// envGCPercent, when set, is the operator process's --gc-percent instead of manager.DefaultGCPercent, to measure
+	// another setting.
+	envGCPercent = "KOF_SCALE_GC_PERCENT"
 )
 
 // apiCounts are the API requests of one process by class.
@@ -111,10 +115,11 @@ func apiSegments(path string) []string {
 // than one object.
 func isCollection(path string) bool { return len(apiSegments(path)) == 1 }
 
-// runOperator is the operator process: the manager built by operator/internal/manager (cache limits, workers, every
-// controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are synced, then
-// `counts <writes> <events> <gets> <lists> <peak live heap bytes> <peak anonymous RSS bytes>` every 100 ms, and stops on SIGTERM, printing `writes-of
-// <method>:<resource> <n>` for each kind of write it made. It returns the exit code.
+// runOperator is the operator process: the manager built by operator/internal/manager (GC percent, cache limits,
+// workers, every controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are
+// synced, then `counts <writes> <events> <gets> <lists> <peak live heap bytes> <peak anonymous RSS bytes>` every
+// 100 ms, and stops on SIGTERM, printing `writes-of <method>:<resource> <n>` for each kind of write it made. It
+// returns the exit code.
 func runOperator() int {
 	ctrl.SetLogger(logr.Discard())
 	if dir := os.Getenv(envProfileDir); dir != "" {
@@ -135,6 +140,7 @@ func runOperator() int {
 // profile starts a CPU profile into dir/cpu.pprof and returns the function that stops it and writes the heap
 // profile dir/heap.pprof; while it runs, dir/heap-peak.pprof is the heap when the live heap was largest.
 func profile(dir string) (func(), error) {
+	runtime.MemProfileRate = 64 << 10 // finer than the default 512 KiB: the heap is tens of MiB
 	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
 	if err != nil {
 		return nil, err
@@ -186,6 +192,15 @@ func operatorProcess() error {
 	workers, err := strconv.Atoi(os.Getenv(envOperatorWorkers))
 	if err != nil {
 		return fmt.Errorf("%s: %w", envOperatorWorkers, err)
+	}
+	gc := manager.DefaultGCPercent
+	if v := os.Getenv(envGCPercent); v != "" {
+		if gc, err = strconv.Atoi(v); err != nil {
+			return fmt.Errorf("%s: %w", envGCPercent, err)
+		}
+	}
+	if err := manager.SetGCPercent(gc); err != nil {
+		return err
 	}
 	ctrlOpts, err := manager.ControllerOptions(workers)
 	if err != nil {
