@@ -6,7 +6,7 @@
 # Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator (its own
 # process) at 20 regional + 200 and + 1,000 child clusters (KOF_SCALE_CHILDREN sets the larger count) against the
 # floor of a client applying the same desired objects on the same control plane (time, writes per desired object,
-# direct reads, kube-apiserver and etcd CPU, operator CPU and peak RSS); the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
+# direct reads, kube-apiserver and etcd CPU, operator CPU and memory; medians of 3 rounds); the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
 # export read (samples/s, MB/s, ratio, peak RSS); the audit-logs exporter against the raw LogsQL read (events/s, ratio,
 # peak RSS); the diagnosis of kof doctor at 100 and 1,000 clusters (and whether it grows linearly). BENCH_FILTER (a
 # grep -E pattern over package paths) runs a subset.
@@ -60,7 +60,8 @@ if [ -f "$s" ]; then
   for b in BenchmarkFleet200 BenchmarkFleetLarge; do
     echo "operator $b: time/floor $(metric "$s" $b time/floor), writes/desired $(metric "$s" $b writes/desired-object)," \
       "no-op touch writes $(metric "$s" $b touch-writes), kube-apiserver CPU/floor $(metric "$s" $b apiserver-cpu/floor)," \
-      "direct GETs $(metric "$s" $b direct-gets), peak RSS $(metric "$s" $b operator-peak-RSS-MiB) MiB"
+      "direct GETs $(metric "$s" $b direct-gets), peak RSS $(metric "$s" $b operator-peak-RSS-MiB) MiB" \
+      "(anonymous $(metric "$s" $b operator-peak-anon-RSS-MiB) MiB, live heap $(metric "$s" $b operator-peak-live-heap-MiB) MiB)"
   done
 fi
 r="$OUT/__chartlib_render_.txt"; f="$OUT/__chartlib_fleet_.txt"
