@@ -567,20 +567,29 @@ func TestWatchScopeMiss(t *testing.T) {
 func TestChildConfigMapFollowsRegional(t *testing.T) {
 	ctx := context.Background()
 	regional := newCD("ns-b", "follow-regional", "regional", "", "", nil, domainAnn("old.example.com"))
+	// The long name's ConfigMap is shortened and hashed (names.ChildConfigMap): the child is found by the
+	// ConfigMap's controller, not its name.
+	long := "follow-child-with-a-name-longer-than-a-configmap-allows"
 	create(t, regional,
-		newCD("ns-b", "follow-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "follow-regional"}, nil))
+		newCD("ns-b", "follow-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "follow-regional"}, nil),
+		newCD("ns-b", long, "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "follow-regional"}, nil))
+	if strings.Contains(names.ChildConfigMap(long), long) {
+		t.Fatalf("ConfigMap name %q keeps the whole cluster name; the test needs one that does not", names.ChildConfigMap(long))
+	}
 	wait := func(want string) {
 		t.Helper()
-		eventually(t, func() error {
-			data, err := getCM("ns-b", names.ChildConfigMap("follow-child"))
-			if err != nil {
-				return err
-			}
-			if data[discovery.KeyReadLogs] != want {
-				return fmt.Errorf("child read logs = %q, want %q", data[discovery.KeyReadLogs], want)
-			}
-			return nil
-		})
+		for _, child := range []string{"follow-child", long} {
+			eventually(t, func() error {
+				data, err := getCM("ns-b", names.ChildConfigMap(child))
+				if err != nil {
+					return err
+				}
+				if data[discovery.KeyReadLogs] != want {
+					return fmt.Errorf("child %s read logs = %q, want %q", child, data[discovery.KeyReadLogs], want)
+				}
+				return nil
+			})
+		}
 	}
 	wait("https://vmauth.old.example.com/vls")
 	eventually(t, func() error {
@@ -658,4 +667,34 @@ func TestMappersOutdateTheRegionalsSnapshot(t *testing.T) {
 			t.Errorf("%s left the regionals snapshot current", name)
 		}
 	}
+}
+
+// A regional that is gone, or no longer regional, leaves no kept view behind (the views are keyed by UID, which a
+// NotFound reconcile does not know).
+func TestGoneRegionalViewForgotten(t *testing.T) {
+	ctx := context.Background()
+	regional := newCD("ns-b", "views-regional", "regional", "", "", nil, domainAnn("views.example.com"))
+	child := newCD("ns-b", "views-child", "child", "", "", map[string]string{kofv1.RegionalClusterNameLabel: "views-regional"}, nil)
+	create(t, regional, child)
+	eventually(t, func() error { _, err := getCM("ns-b", names.ChildConfigMap("views-child")); return err })
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(regional), regional); err != nil {
+		t.Fatal(err)
+	}
+	uid := regional.UID
+	if err := env.Client.Delete(ctx, regional); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, func() error { return gone(regional) })
+	eventually(t, func() error {
+		if _, err := rec.regionals(ctx); err != nil {
+			return err
+		}
+		rec.views.mu.Lock()
+		_, kept := rec.views.m[uid]
+		rec.views.mu.Unlock()
+		if kept {
+			return fmt.Errorf("view of deleted regional %s still kept (%d views)", uid, rec.views.len())
+		}
+		return nil
+	})
 }

@@ -206,11 +206,14 @@ func (r *Reconciler) listRegionals(ctx context.Context) ([]outputs.Regional, err
 		templates[types.NamespacedName{Namespace: tpls.Items[i].Namespace, Name: tpls.Items[i].Name}] = &tpls.Items[i]
 	}
 	out := make([]outputs.Regional, 0, len(list.Items))
+	listed := make(map[types.UID]bool, len(list.Items))
+	defer func() { r.views.keepOnly(listed) }() // a regional gone or no longer regional is forgotten
 	for i := range list.Items {
 		cd := &list.Items[i]
 		if !cd.DeletionTimestamp.IsZero() {
 			continue
 		}
+		listed[cd.UID] = true
 		tpl := templates[types.NamespacedName{Namespace: cd.Namespace, Name: cd.Spec.Template}]
 		tplVersion := ""
 		if tpl != nil {
@@ -259,6 +262,24 @@ func (v *regionalViews) put(cd *kcmv1.ClusterDeployment, tpl string, reg outputs
 		v.m = map[types.UID]regionalView{}
 	}
 	v.m[cd.UID] = regionalView{version: cd.ResourceVersion, template: tpl, regional: reg}
+}
+
+// keepOnly drops the kept views of every ClusterDeployment whose UID is not in uids.
+func (v *regionalViews) keepOnly(uids map[types.UID]bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for uid := range v.m {
+		if !uids[uid] {
+			delete(v.m, uid)
+		}
+	}
+}
+
+// len returns the number of kept views.
+func (v *regionalViews) len() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return len(v.m)
 }
 
 // forget drops the kept view of the ClusterDeployment with uid.

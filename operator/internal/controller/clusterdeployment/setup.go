@@ -6,6 +6,7 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -149,9 +150,12 @@ func (r *Reconciler) childrenOfRegional(ctx context.Context, o client.Object) []
 	if err := r.Client.List(ctx, &cms, client.MatchingLabels{kofv1.RegionalClusterNameLabel: o.GetName(),
 		kofv1.RegionalClusterNamespaceLabel: o.GetNamespace(), kofv1.ManagedByLabel: kofv1.ManagedBy},
 		client.UnsafeDisableDeepCopy); err == nil {
-		for _, cm := range cms.Items {
-			if name, ok := strings.CutPrefix(cm.Name, names.ChildConfigMapPrefix); ok {
-				add(types.NamespacedName{Namespace: cm.Namespace, Name: name})
+		for i := range cms.Items {
+			// The child is the ConfigMap's controller: its name is not always in the ConfigMap's, which
+			// names.ChildConfigMap shortens and hashes when the cluster's name is long or not a DNS label.
+			if ref := metav1.GetControllerOf(&cms.Items[i]); ref != nil && ref.Kind == kcmv1.ClusterDeploymentKind &&
+				strings.HasPrefix(cms.Items[i].Name, names.ChildConfigMapPrefix) {
+				add(types.NamespacedName{Namespace: cms.Items[i].Namespace, Name: ref.Name})
 			}
 		}
 	}
