@@ -1,7 +1,8 @@
 // Command kof-operator runs KOF's controllers on the management cluster: ClusterDeployment, regional ConfigMap,
 // PromxyServerGroup, rules and VMStorageConnection, plus the regionless ConfigMap runnable when regionless mode is
 // on (operator/internal/manager). Configuration comes from the environment (operator/config); flags only set the
-// manager's endpoints, leader election and workers per controller.
+// manager's endpoints, leader election, workers per controller, API client limits (--kube-api-qps, --kube-api-burst)
+// and the garbage collector's target (--gc-percent).
 package main
 
 import (
@@ -18,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/cacheconfig"
 	"kof.dev/kof/operator/internal/manager"
 	"kof.dev/kof/operator/internal/scheme"
 )
@@ -54,16 +56,17 @@ func run() error {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	cfg, err := config.Load(os.Getenv)
-	if err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
-	}
+	// The flags first: a bad flag is reported even when the environment is incomplete too.
 	if err := manager.SetGCPercent(gcPercent); err != nil {
 		return err
 	}
 	ctrlOpts, err := manager.ControllerOptions(workers)
 	if err != nil {
 		return err
+	}
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
 	}
 	rc, err := manager.WithClientLimits(ctrl.GetConfigOrDie(), qps, burst)
 	if err != nil {
@@ -81,7 +84,7 @@ func run() error {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: cfg.ReleaseNamespace,
-		Cache:                   manager.CacheOptions(cfg),
+		Cache:                   cacheconfig.Options(cfg),
 		Controller:              ctrlOpts,
 	})
 	if err != nil {

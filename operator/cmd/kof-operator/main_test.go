@@ -7,11 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"kof.dev/kof/operator/config"
-	"kof.dev/kof/operator/internal/manager"
+	"kof.dev/kof/operator/internal/cacheconfig"
 )
 
 func TestCacheOptions(t *testing.T) {
-	opts := manager.CacheOptions(config.Config{ReleaseNamespace: "kof", KCMNamespace: "kcm-system", WatchNamespaces: []string{"team-a"}})
+	opts := cacheconfig.Options(config.Config{ReleaseNamespace: "kof", KCMNamespace: "kcm-system", WatchNamespaces: []string{"team-a"}})
 	for _, ns := range []string{"kof", "kcm-system", "team-a"} {
 		if _, ok := opts.DefaultNamespaces[ns]; !ok {
 			t.Errorf("namespace %s not watched: %v", ns, opts.DefaultNamespaces)
@@ -30,7 +30,7 @@ func TestCacheOptions(t *testing.T) {
 		secretSel.Matches(labels.Set{"app": "x"}) {
 		t.Errorf("secret selector = %v, want managed-by=kof-operator", secretSel)
 	}
-	if all := manager.CacheOptions(config.Config{ReleaseNamespace: "kof"}); all.DefaultNamespaces != nil {
+	if all := cacheconfig.Options(config.Config{ReleaseNamespace: "kof"}); all.DefaultNamespaces != nil {
 		t.Errorf("without KOF_WATCH_NAMESPACES every namespace is watched; got %v", all.DefaultNamespaces)
 	}
 }

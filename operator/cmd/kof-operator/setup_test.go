@@ -10,6 +10,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/cacheconfig"
 	"kof.dev/kof/operator/internal/manager"
 	"kof.dev/kof/operator/internal/testenv"
 )
@@ -39,7 +40,7 @@ func TestSetupAllControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(cfg),
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Scheme, Cache: cacheconfig.Options(cfg),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"kof.dev/kof/operator/internal/cacheconfig"
 	"kof.dev/kof/operator/internal/manager"
 	"kof.dev/kof/operator/internal/scheme"
 )
@@ -215,7 +216,7 @@ func operatorProcess() error {
 	opCfg.WatchNamespaces = strings.Split(os.Getenv(envOperatorNamespaces), ",")
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, MapperProvider: manager.NewRESTMapper,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", Cache: manager.CacheOptions(opCfg), Controller: ctrlOpts})
+		HealthProbeBindAddress: "0", Cache: cacheconfig.Options(opCfg), Controller: ctrlOpts})
 	if err != nil {
 		return err
 	}

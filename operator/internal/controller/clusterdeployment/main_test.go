@@ -15,7 +15,6 @@ import (
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +22,7 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/cacheconfig"
 	"kof.dev/kof/operator/internal/testenv"
 )
 
@@ -34,12 +34,8 @@ var (
 
 func testConfig() config.Config { return testenv.OperatorConfig() }
 
-// CacheOptions returns the manager cache options the operator uses: Secrets limited to the ones it made.
-func testCacheOptions() cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})},
-	}}
-}
+// testCacheOptions returns the cache options the operator ships with (operator/internal/cacheconfig).
+func testCacheOptions() cache.Options { return cacheconfig.Options(testConfig()) }
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
