@@ -11,6 +11,7 @@ BIN      := $(ROOT)/bin
 GO       ?= go
 GOTEST_TIMEOUT ?= 18m
 SCENARIO ?= 01-regional-child
+KEEP ?=
 # Release variables (docs/release.md): REGISTRY=host[:port][/path], VERSION=x.y.z (default: the umbrella chart's
 # version), PLAIN_HTTP=true for a registry on loopback, OUT (default out/images, out/release/<version>).
 REGISTRY   ?=
