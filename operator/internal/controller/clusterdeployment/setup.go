@@ -64,8 +64,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// roleIndex indexes the cached ClusterDeployments by the value of their role label (kofv1.ClusterRoleLabel), so that a
-// child reconcile reads the regionals, and a regional's change the children, without scanning the whole fleet.
+// roleIndex indexes the cached ClusterDeployments by the value of their role label (kofv1.ClusterRoleLabel), so that
+// listing the regionals (listRegionals) does not scan the whole fleet.
 const roleIndex = "kof.role"
 
 // kofOrFinalized passes ClusterDeployments with a KOF role label or the finalizer of earlier releases; an update
