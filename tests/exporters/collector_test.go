@@ -34,6 +34,7 @@ import (
 
 	"kof.dev/kof/chartlib/collector"
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/internal/testproc"
 	"kof.dev/kof/operator/auditlog"
 	"kof.dev/kof/operator/bucket"
 	"kof.dev/kof/operator/evidence"
@@ -329,10 +330,10 @@ func auditOnly(t *testing.T, body map[string]any) string {
 	}
 	if ext, ok := body["extensions"].(map[string]any); ok {
 		if hc, ok := ext["health_check"].(map[string]any); ok {
-			hc["endpoint"] = loopbackAddr(t)
+			hc["endpoint"] = testproc.FreeAddr(t)
 		}
 	}
-	host, port, _ := net.SplitHostPort(loopbackAddr(t))
+	host, port, _ := net.SplitHostPort(testproc.FreeAddr(t))
 	p, _ := strconv.Atoi(port)
 	service["telemetry"] = map[string]any{"metrics": map[string]any{"level": "basic", "readers": []any{
 		map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": host, "port": p}}}}}}}
@@ -342,17 +343,6 @@ func auditOnly(t *testing.T, body map[string]any) string {
 		t.Fatal("filelog/audit includes no file")
 	}
 	return include[0].(string)
-}
-
-// loopbackAddr returns a free `127.0.0.1:<port>`.
-func loopbackAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // writeAuditLog starts a kube-apiserver (envtest, bin/) with an audit policy and --audit-log-path file, makes API

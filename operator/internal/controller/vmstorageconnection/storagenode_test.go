@@ -1,7 +1,6 @@
 package vmstorageconnection
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -15,12 +14,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/testserver"
 	"kof.dev/kof/operator/vmapi"
@@ -37,7 +36,7 @@ func TestStorageNodeFormQueries(t *testing.T) {
 
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
-	authAddr := freeAddr(t)
+	authAddr := testproc.FreeAddr(t)
 	config := filepath.Join(dir, "auth.yml")
 	writeFile(t, config, `users:
 - username: kof-admin
@@ -51,7 +50,7 @@ func TestStorageNodeFormQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start(t, filepath.Join(bins, "vmauth"), "-httpListenAddr="+authAddr, "-auth.config="+config, "-tls",
+	testproc.Start(t, "vmauth", filepath.Join(bins, "vmauth"), nil, "-httpListenAddr="+authAddr, "-auth.config="+config, "-tls",
 		"-tlsCertFile="+cert, "-tlsKeyFile="+key, "-loggerLevel=WARN")
 	insecure := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed loopback
 	waitOK(t, insecure, "https://"+authAddr+"/health")
@@ -70,13 +69,13 @@ func TestStorageNodeFormQueries(t *testing.T) {
 	writeFile(t, filepath.Join(secrets, "kof-vmuser-creds-admin-r1", "username"), "kof-admin")
 	writeFile(t, filepath.Join(secrets, "kof-vmuser-creds-admin-r1", "password"), "kof-password-0123456789")
 
-	selectAddr := freeAddr(t)
+	selectAddr := testproc.FreeAddr(t)
 	args := []string{"-httpListenAddr=" + selectAddr, "-storageDataPath=" + filepath.Join(dir, "select"), "-loggerLevel=WARN"}
 	for k, v := range d.Args {
 		args = append(args, "-"+k+"="+strings.ReplaceAll(v, vmapi.SecretsDir, secrets))
 	}
-	start(t, filepath.Join(bins, "victoria-logs"), args...)
-	waitOK(t, http.DefaultClient, "http://"+selectAddr+"/health")
+	testproc.Start(t, "victoria-logs-select", filepath.Join(bins, "victoria-logs"), nil, args...).
+		WaitHTTP(t, "http://"+selectAddr+"/health")
 	body := query(t, "http://"+selectAddr)
 	if !strings.Contains(body, "kof storage node line") {
 		t.Fatalf("select node with %v answered %q, want the ingested line", args, body)
@@ -120,20 +119,7 @@ func query(t *testing.T, base string) string {
 	return body
 }
 
-// start runs bin with args until the test ends.
-func start(t *testing.T, bin string, args ...string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
-}
-
-// waitOK waits up to 20 seconds for a 200 answer at u.
+// waitOK waits up to 20 seconds for a 200 answer at u through c (testproc.WaitHTTP has no TLS client).
 func waitOK(t *testing.T, c *http.Client, u string) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -145,17 +131,6 @@ func waitOK(t *testing.T, c *http.Client, u string) {
 		}
 	}
 	t.Fatalf("%s: no 200 answer in 20s", u)
-}
-
-// freeAddr returns a free loopback address.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func writeFile(t *testing.T, path, content string) {
