@@ -691,9 +691,10 @@ func TestGoneRegionalViewForgotten(t *testing.T) {
 		}
 		rec.views.mu.Lock()
 		_, kept := rec.views.m[uid]
+		n := len(rec.views.m)
 		rec.views.mu.Unlock()
 		if kept {
-			return fmt.Errorf("view of deleted regional %s still kept (%d views)", uid, rec.views.len())
+			return fmt.Errorf("view of deleted regional %s still kept (%d views)", uid, n)
 		}
 		return nil
 	})

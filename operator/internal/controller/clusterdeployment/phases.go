@@ -275,13 +275,6 @@ func (v *regionalViews) keepOnly(uids map[types.UID]bool) {
 	}
 }
 
-// len returns the number of kept views.
-func (v *regionalViews) len() int {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	return len(v.m)
-}
-
 // forget drops the kept view of the ClusterDeployment with uid.
 func (v *regionalViews) forget(uid types.UID) {
 	v.mu.Lock()
