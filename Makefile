@@ -30,7 +30,8 @@ tools: ## Build every program in ci/tools/ (control plane, servers, CLIs) into b
 	@bash ci/tools.sh
 
 .PHONY: crds
-crds: tools ## Generate the third-party CRDs from their upstream Go types into bin/crds/.
+crds: ## Generate the third-party CRDs from their upstream Go types into bin/crds/.
+	@bash ci/tools.sh --for crds
 	@bash ci/crds.sh
 
 .PHONY: build
@@ -39,7 +40,8 @@ build: ## Build the kof CLI and the kof-operator into bin/.
 	$(GO) build -o $(BIN)/kof-operator ./operator/cmd/kof-operator
 
 .PHONY: generate
-generate: tools ## Regenerate CRDs, RBAC, deepcopy, chart schemas, chart READMEs and install bundles.
+generate: ## Regenerate CRDs, RBAC, deepcopy, chart schemas, chart READMEs and install bundles.
+	@bash ci/tools.sh --for generate
 	@bash ci/generate.sh
 
 .PHONY: verify
@@ -52,21 +54,29 @@ lint: ## gofmt and go vet over the whole module.
 	$(GO) vet ./...
 
 .PHONY: lint-charts
-lint-charts: tools ## helm lint --strict on every chart, with its defaults and each ci/ values file.
+lint-charts: ## helm lint --strict on every chart, with its defaults and each ci/ values file.
+	@bash ci/tools.sh --for lint-charts
 	@bash ci/lint-charts.sh
 
 .PHONY: test
-test: crds ## Run every test: unit, chart goldens, scenarios, envtest, end-to-end and browser (Go, and chromium from apt).
+test: ## Run every test: unit, chart goldens, scenarios, envtest, end-to-end and browser (Go, and chromium from apt).
+	@bash ci/tools.sh --for test
+	@bash ci/crds.sh
 	@bash ci/chromium.sh
-	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
+	$(GO) run ./tools/kof images --compile-only
+	$(GO) test -short -bench . -benchtime 1x -timeout $(GOTEST_TIMEOUT) ./...
 	@bash ci/lint-charts.sh
 
 .PHONY: bench
-bench: tools ## Run the Go benchmarks and compare chartlib with bin/helm template on the same charts.
+bench: ## Run the Go benchmarks and compare chartlib with bin/helm template on the same charts.
+	@bash ci/tools.sh --for bench
+	@bash ci/crds.sh
 	@bash ci/bench.sh
 
 .PHONY: demo
-demo: crds ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name; KEEP=1 keeps it running for kof doctor until Ctrl-C).
+demo: ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name; KEEP=1 keeps it running for kof doctor until Ctrl-C).
+	@bash ci/tools.sh --for demo
+	@bash ci/crds.sh
 	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
 
 .PHONY: images

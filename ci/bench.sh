@@ -17,17 +17,26 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 filter="${BENCH_FILTER:-.}"
 
-# bench PKG PATTERN BENCHTIME: runs one package's benchmarks and keeps the output.
+# bench PKG PATTERN BENCHTIME: runs one package's benchmarks and keeps the output. A package that fails (a broken
+# benchmark, or a target it checks missed) is reported and the run goes on; the script exits 1 at the end.
+failed=()
 bench() {
   local pkg="$1" pattern="$2" benchtime="$3" log
   grep -qE "$filter" <<<"$pkg" || return 0
   log="$OUT/$(tr '/.' '__' <<<"$pkg").txt"
   echo "== $pkg ($pattern)"
-  go test -run '^$' -bench "$pattern" -benchtime "$benchtime" -benchmem "$pkg" | tee "$log" | grep -E '^(Benchmark|ok|FAIL)'
+  if ! go test -run '^$' -bench "$pattern" -benchtime "$benchtime" -benchmem "$pkg" > "$log" 2>&1; then
+    failed+=("$pkg")
+    grep -E -- '--- FAIL|_test.go:[0-9]+:' "$log" | head -20 || true
+  fi
+  grep -E '^(Benchmark|ok|FAIL|[0-9]+[kM]: |peak RSS)' "$log" || true
 }
 
 # nsop FILE NAME: ns/op of benchmark NAME in FILE.
 nsop() { awk -v n="$2" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 2; i < NF; i++) if ($(i+1) == "ns/op") print $i}' "$1" | tail -1; }
+
+# metric FILE BENCH UNIT: the value of the metric UNIT of benchmark BENCH in FILE.
+metric() { awk -v n="$2" -v u="$3" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 2; i < NF; i++) if ($(i+1) == u) print $i}' "$1" | tail -1; }
 
 # ratio LABEL FILE OURS THEIRS: prints both times and how many times faster ours is.
 ratio() {
@@ -35,6 +44,10 @@ ratio() {
   [ -n "$a" ] && [ -n "$b" ] || { echo "$1: missing result ($3=$a, $4=$b)"; return 1; }
   awk -v l="$1" -v a="$a" -v b="$b" -v x="$3" -v y="$4" \
     'BEGIN {printf "%s: %s %.1f ms, %s %.1f ms, ratio helm/chartlib = %.2f\n", l, x, a/1e6, y, b/1e6, b/a}'
+  local ca cb; ca="$(metric "$2" "$3" cpu-s/op)"; cb="$(metric "$2" "$4" cpu-s/op)"
+  if [ -n "$ca" ] && [ -n "$cb" ]; then
+    awk -v l="$1" -v a="$ca" -v b="$cb" 'BEGIN {printf "%s CPU: chartlib %.2f s, helm %.2f s, ratio helm/chartlib = %.2f\n", l, a, b, b/a}'
+  fi
 }
 
 bench ./chartlib/render/ 'BenchmarkRepositoryChartFromDisk$|BenchmarkHelmTemplate$' 20x
@@ -53,8 +66,6 @@ bench ./operator/auditlog/ . 3x
 
 echo
 echo "== comparisons (same run)"
-# metric FILE BENCH UNIT: the value of the metric UNIT of benchmark BENCH in FILE.
-metric() { awk -v n="$2" -v u="$3" '$1 ~ "^"n"(-[0-9]+)?$" {for (i = 2; i < NF; i++) if ($(i+1) == u) print $i}' "$1" | tail -1; }
 s="$OUT/__operator_internal_scale_.txt"
 if [ -f "$s" ]; then
   for b in BenchmarkFleet200 BenchmarkFleetLarge; do
@@ -71,5 +82,9 @@ d="$OUT/__chartlib_diagnose_.txt"
 if [ -f "$d" ]; then
   a="$(nsop "$d" BenchmarkDiagnose100)"; b="$(nsop "$d" BenchmarkDiagnose1000)"
   awk -v a="$a" -v b="$b" 'BEGIN {printf "diagnosis: 101 clusters %.1f ms, 1001 clusters %.1f ms, ratio 1001/(10 x 101) = %.2f (1.0: linear)\n", a/1e6, b/1e6, b/(10*a)}'
+fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "bench: FAILED in ${failed[*]} (output above)"
+  exit 1
 fi
 exit 0

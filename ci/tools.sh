@@ -9,11 +9,19 @@
 #   build OUT          builds the tool into folder OUT (as OUT/<tool>)
 # and may use the helpers below (wrapper_module, replaced_module, kube_module, kube_ldflags, k8s_minor).
 #
+# and may set GROUP (tools of one module built by one `go build`, e.g. kube-apiserver and kubectl), with PKG (its
+# command package) and group_build OUT PKG... (builds those packages into folder OUT).
+#
+# Which make target needs which tool is ci/tools/targets.tsv, with a rough cold build time per tool; `--for TARGET`
+# builds that target's tools. Before building, one line lists what will be built with those times; then one line
+# per tool when it starts and ends. Module downloads and compiler output go to a log per tool under the cache
+# (printed, with its tail, only when a build fails).
+#
 # Each tool is built once per version into a cache folder outside the checkout
 # (${KOF_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kof-tools}/<tool>-<version>/), so a fresh clone on the same
 # machine only links them. A tool already in bin/ at the pinned version is left alone. A lock per tool makes
 # concurrent runs wait for one build instead of racing.
-# Usage: ci/tools.sh [tool...]   (default: every ci/tools/*.sh)
+# Usage: ci/tools.sh [--for TARGET | tool...]   (default: every tool of ci/tools/targets.tsv)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -86,6 +94,14 @@ kube_module() {
   echo "$dir"
 }
 
+# kube_build VERSION OUT PKG...: builds Kubernetes command packages of kube_module VERSION into folder OUT with one
+# `go build` (shared packages compile once), with the version ldflags.
+kube_build() {
+  local version="$1" out="$2" dir; shift 2
+  dir="$(kube_module "$version")"
+  (cd "$dir" && go build -trimpath -ldflags="$(kube_ldflags "$version")" -o "$out/" "$@")
+}
+
 # kube_ldflags VERSION: the version ldflags Kubernetes binaries need (without them they report v0.0.0-master).
 kube_ldflags() {
   local version="$1" ld="-s -w" p minor; minor="${version#*.}"; minor="${minor%%.*}"
@@ -96,34 +112,103 @@ kube_ldflags() {
   echo "$ld"
 }
 
-# ensure TOOL: links bin/TOOL to a cached build at the pinned version, building it first when missing.
-ensure() (
-  local tool="$1" spec cached
-  spec="$ROOT/ci/tools/$tool.sh"
-  [ -f "$spec" ] || { echo "ci/tools.sh: unknown tool $tool (no ci/tools/$tool.sh)" >&2; exit 2; }
+# spec TOOL: sources ci/tools/TOOL.sh and defines is_current; exits 2 for an unknown tool.
+spec() {
+  local f="$ROOT/ci/tools/$1.sh"
+  [ -f "$f" ] || { echo "ci/tools.sh: unknown tool $1 (no ci/tools/$1.sh)" >&2; exit 2; }
+  GROUP="" PKG=""
   # shellcheck source=/dev/null
-  source "$spec"
+  source "$f"
   is_current() { [ -x "$1" ] && { version_line "$1" 2>/dev/null || true; } | grep -qF -- "$(want)"; }
-  is_current "$BIN/$tool" && exit 0
-  cached="$CACHE/$tool-$VERSION"
-  mkdir -p "$cached"
-  exec 9>"$cached/.lock"
-  flock 9
-  if ! is_current "$cached/$tool"; then
-    say "building $tool $VERSION (once per machine; cached in $cached)"
-    build "$cached"
-    is_current "$cached/$tool" || {
-      echo "ci/tools.sh: $tool built but reports '$(version_line "$cached/$tool" 2>&1 | head -1)', want '$(want)'" >&2
-      exit 1
-    }
+}
+
+# status TOOL: links bin/TOOL when it or the cache is current and prints nothing; otherwise prints
+# "TOOL<TAB>VERSION<TAB>GROUP" (GROUP defaults to the tool itself).
+status() (
+  spec "$1"
+  is_current "$BIN/$1" && exit 0
+  if is_current "$CACHE/$1-$VERSION/$1"; then
+    mkdir -p "$BIN" && ln -sf "$CACHE/$1-$VERSION/$1" "$BIN/$1"
+    exit 0
   fi
-  mkdir -p "$BIN"
-  ln -sf "$cached/$tool" "$BIN/$tool"
-  say "$tool $VERSION -> bin/$tool"
+  printf '%s\t%s\t%s\n' "$1" "$VERSION" "${GROUP:-$1}"
 )
 
-tools=("$@")
-if [ ${#tools[@]} -eq 0 ]; then
-  for f in "$ROOT"/ci/tools/*.sh; do tools+=("$(basename "$f" .sh)"); done
+# minutes TOOL: the cold build time of TOOL in ci/tools/targets.tsv.
+minutes() { awk -F'\t' -v t="$1" '$1 == t {print $2}' "$PLAN"; }
+
+# build_set TOOL...: builds tools of one group (one tool, or several sharing a module and one `go build`) into their
+# cache folders, under each tool's lock, with the output in one log; links them into bin/. On failure it prints the
+# log's tail and path and exits 1.
+build_set() (
+  local t dir log start pkgs=() first="$1" tmp
+  mkdir -p "$CACHE/logs"
+  log="$CACHE/logs/$(IFS=+; echo "$*").log"
+  for t in "$@"; do
+    spec "$t"; dir="$CACHE/$t-$VERSION"; mkdir -p "$dir"
+    exec {fd}>"$dir/.lock"; flock "$fd"
+    pkgs+=("$PKG")
+  done
+  spec "$first"
+  start=$SECONDS
+  say "building $* (about $(minutes "$first") min; log: $log)"
+  {
+    if [ $# -eq 1 ] && [ -z "$GROUP" ]; then
+      is_current "$CACHE/$first-$VERSION/$first" || build "$CACHE/$first-$VERSION"
+    else
+      tmp="$CACHE/src/$GROUP.out"; rm -rf "$tmp"; mkdir -p "$tmp"
+      group_build "$tmp" "${pkgs[@]}"
+      for t in "$@"; do spec "$t"; mv "$tmp/$t" "$CACHE/$t-$VERSION/$t"; done
+      rm -rf "$tmp"
+    fi
+  } >"$log" 2>&1 || {
+    echo "ci/tools.sh: building $* failed after $((SECONDS - start)) s; last lines of $log:" >&2
+    tail -n 25 "$log" >&2
+    exit 1
+  }
+  for t in "$@"; do
+    spec "$t"
+    is_current "$CACHE/$t-$VERSION/$t" || {
+      echo "ci/tools.sh: $t built but reports '$(version_line "$CACHE/$t-$VERSION/$t" 2>&1 | head -1)', want '$(want)'" >&2
+      exit 1
+    }
+    mkdir -p "$BIN" && ln -sf "$CACHE/$t-$VERSION/$t" "$BIN/$t"
+  done
+  say "built $* in $(( (SECONDS - start) / 60 ))m$(( (SECONDS - start) % 60 ))s -> bin/"
+)
+
+PLAN="$ROOT/ci/tools/targets.tsv"
+# Every ci/tools/*.sh has a row in the plan and every row a script: a tool the plan lacks would never be built.
+for f in "$ROOT"/ci/tools/*.sh; do
+  t="$(basename "$f" .sh)"
+  [ -n "$(minutes "$t")" ] || { echo "ci/tools.sh: ci/tools/$t.sh has no row in $PLAN" >&2; exit 2; }
+done
+tools=()
+if [ "${1:-}" = "--for" ]; then
+  [ -n "${2:-}" ] || { echo "usage: ci/tools.sh --for TARGET" >&2; exit 2; }
+  mapfile -t tools < <(awk -F'\t' -v g="$2" '!/^#/ && NF >= 3 {n = split($3, ts, " "); for (i = 1; i <= n; i++) if (ts[i] == g) print $1}' "$PLAN")
+  [ ${#tools[@]} -gt 0 ] || { echo "ci/tools.sh: no tool of $PLAN is for target '$2'" >&2; exit 2; }
+elif [ $# -gt 0 ]; then
+  tools=("$@")
+else
+  mapfile -t tools < <(awk -F'\t' '!/^#/ && NF >= 3 {print $1}' "$PLAN")
 fi
-for t in "${tools[@]}"; do ensure "$t"; done
+
+missing=()
+for t in "${tools[@]}"; do
+  line="$(status "$t")"
+  [ -z "$line" ] || missing+=("$line")
+done
+[ ${#missing[@]} -gt 0 ] || exit 0
+
+total=0 list=""
+for m in "${missing[@]}"; do
+  t="${m%%$'\t'*}"; n="$(minutes "$t")"; total=$((total + n)); list+=" $t (~${n}m)"
+done
+say "to build once per machine, about $total min on two idle cores:$list; cached in $CACHE"
+# One build per group, in the plan's order.
+mapfile -t groups < <(printf '%s\n' "${missing[@]}" | awk -F'\t' '!seen[$3]++ {print $3}')
+for g in "${groups[@]}"; do
+  mapfile -t members < <(printf '%s\n' "${missing[@]}" | awk -F'\t' -v g="$g" '$3 == g {print $1}')
+  build_set "${members[@]}"
+done

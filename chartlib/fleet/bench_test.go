@@ -12,15 +12,19 @@ import (
 	"kof.dev/kof/chartlib/validate"
 )
 
-// Size of the benchmark fleet: 1 management cluster, benchRegionals regional and benchChildren child clusters.
-const (
-	benchRegionals = 10
-	benchChildren  = 200
-)
+// benchSize returns the size of the benchmark fleet besides the management cluster: 10 regional and 200 child
+// clusters, or 2 and 4 with -short (make test runs every benchmark once, small, to prove it works).
+func benchSize() (regionals, children int) {
+	if testing.Short() {
+		return 2, 4
+	}
+	return 10, 200
+}
 
 // benchClusters returns the benchmark fleet's inputs: regionals r0…r9, each in its own AWS region, and children
 // c0…c199 spread over them, half bound by region and half by the regional-cluster-name label.
 func benchClusters() []*unstructured.Unstructured {
+	benchRegionals, benchChildren := benchSize()
 	objs := []*unstructured.Unstructured{clusterTemplate("aws-standalone")}
 	for i := range benchRegionals {
 		objs = append(objs, regional(fmt.Sprintf("r%d", i), fmt.Sprintf("region-%d", i)))
@@ -54,8 +58,8 @@ func BenchmarkFleet(b *testing.B) {
 			b.Fatal(err)
 		}
 		renders = localRenders(f)
-		if len(f.Clusters) != 1+benchRegionals+benchChildren {
-			b.Fatalf("rendered %d clusters, want %d", len(f.Clusters), 1+benchRegionals+benchChildren)
+		if nr, nc := benchSize(); len(f.Clusters) != 1+nr+nc {
+			b.Fatalf("rendered %d clusters, want %d", len(f.Clusters), 1+nr+nc)
 		}
 		if f.Failed() {
 			for _, c := range f.Clusters {
@@ -88,12 +92,16 @@ func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric((cpuTime(b)-start).Seconds()/float64(b.N), "cpu-s/op")
 }
 
-// localRenders returns the number of chart renders of f: every local service but the operator's outputs.
+// localRenders returns the number of chart renders of f (chartRender).
+// chartRender reports whether s is a render of a KOF chart (what `helm template` can do too): a local service that is
+// neither plain resources (no chart) nor the operator's outputs.
+func chartRender(s *Service) bool { return s.Local && !s.Resources && s.Name != OperatorOutputs }
+
 func localRenders(f *Fleet) int {
 	n := 0
 	for _, c := range f.Clusters {
 		for _, s := range c.Services {
-			if s.Local && s.Name != OperatorOutputs {
+			if chartRender(s) {
 				n++
 			}
 		}

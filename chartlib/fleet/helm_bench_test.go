@@ -30,7 +30,7 @@ func helmRuns(b *testing.B, dir string) []helmRun {
 	var runs []helmRun
 	for _, c := range f.Clusters {
 		for _, s := range c.Services {
-			if !s.Local || s.Name == OperatorOutputs {
+			if !chartRender(s) { // plain resources have no chart: helm cannot template them
 				continue
 			}
 			data, err := yaml.Marshal(s.Values)

@@ -9,6 +9,7 @@
 package flux
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,6 +45,19 @@ type Release struct {
 	DependsOn []string
 	// Values are spec.values (nil when absent).
 	Values map[string]any
+}
+
+// MissingError is the error of Read and Order when an object names another that is absent (a HelmChart of
+// spec.chartRef, a HelmRelease of spec.dependsOn). Offline that is final; on a live cluster the object may still be
+// created (helm-controller creates a release's HelmReleases one by one), so a wait treats it as pending.
+type MissingError struct{ msg string }
+
+func (e *MissingError) Error() string { return e.msg }
+
+// IsMissing reports whether err is, or wraps, a MissingError.
+func IsMissing(err error) bool {
+	var m *MissingError
+	return errors.As(err, &m)
 }
 
 // Read reads hr as helm-controller does and looks up its HelmChart (spec.chartRef) and HelmRepository with find.
@@ -85,8 +99,8 @@ func Read(hr *unstructured.Unstructured, find Find) (Release, error) {
 		}
 		hc := find(KindHelmChart, chartNS, name)
 		if hc == nil {
-			return rel, fmt.Errorf("HelmRelease %s: spec.chartRef: HelmChart %s/%s not found", rel.HelmRelease,
-				chartNS, name)
+			return rel, &MissingError{fmt.Sprintf("HelmRelease %s: spec.chartRef: HelmChart %s/%s not found",
+				rel.HelmRelease, chartNS, name)}
 		}
 		chartSpec, _, _ = unstructured.NestedMap(hc.Object, "spec")
 		repoNS = chartNS
@@ -119,8 +133,8 @@ func Order(releases []Release) ([]Release, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("HelmRelease dependsOn names no HelmRelease: %s; Flux waits for a missing "+
-			"dependency forever: create it or drop it from spec.dependsOn", strings.Join(missing, ", "))
+		return nil, &MissingError{fmt.Sprintf("HelmRelease dependsOn names no HelmRelease: %s; Flux waits for a "+
+			"missing dependency forever: create it or drop it from spec.dependsOn", strings.Join(missing, ", "))}
 	}
 	placed := make([]bool, len(releases))
 	out := make([]Release, 0, len(releases))

@@ -152,8 +152,14 @@ func TestOrderRejectsCycleAndMissingDependency(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cycle: f/a, f/b ") || strings.Contains(err.Error(), "f/ok") {
 		t.Errorf("cycle: error %v, want one naming f/a and f/b only", err)
 	}
+	if IsMissing(err) {
+		t.Errorf("cycle: IsMissing(%v) = true; a cycle cannot resolve itself", err)
+	}
 	_, err = Order([]Release{{HelmRelease: "f/a", DependsOn: []string{"f/gone"}}})
 	if err == nil || !strings.Contains(err.Error(), "f/a dependsOn f/gone") {
 		t.Errorf("missing dependency: error %v, want one naming f/a dependsOn f/gone", err)
+	}
+	if !IsMissing(err) {
+		t.Errorf("missing dependency: IsMissing(%v) = false; a live wait must treat it as pending", err)
 	}
 }

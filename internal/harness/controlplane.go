@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // crdWait bounds the wait until the API server serves every installed CRD (about a hundred on a busy machine).
@@ -98,7 +100,8 @@ func Scheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// StartControlPlane starts kube-apiserver and etcd from opts.AssetsDir on loopback, installs every CRD of
+// StartControlPlane starts kube-apiserver and etcd from opts.AssetsDir on loopback (each dies with this process:
+// proc.ControlPlaneAssets), installs every CRD of
 // opts.CRDDirs (waiting until the API server serves them) and writes a kubeconfig into opts.WorkDir. On any error
 // the half-started control plane is stopped again; the error names the assets folder and the fix.
 func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
@@ -106,8 +109,12 @@ func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	assets, err := proc.ControlPlaneAssets(opts.AssetsDir, filepath.Join(opts.WorkDir, "control-plane-bin"))
+	if err != nil {
+		return nil, err
+	}
 	env := &envtest.Environment{
-		BinaryAssetsDirectory: opts.AssetsDir,
+		BinaryAssetsDirectory: assets,
 		CRDInstallOptions: envtest.CRDInstallOptions{
 			Paths:        opts.CRDDirs,
 			Scheme:       s,

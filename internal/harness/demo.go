@@ -13,6 +13,7 @@ import (
 
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/internal/proc"
 )
 
 // DefaultOperatorWait is how long Demo waits for the kof-operator's objects.
@@ -25,6 +26,8 @@ const outMarker = ".kof-demo"
 type DemoOptions struct {
 	// Root is the module root (go.mod, charts/, operator/, bin/).
 	Root string
+	// BinDir holds the programs the demo starts (the `demo` row of ci/tools/targets.tsv); empty means Root/bin.
+	BinDir string
 	// ScenariosDir holds the scenario folders; Scenario names one of them.
 	ScenariosDir, Scenario string
 	// OutDir receives `<cluster>/<service>/...` (fleet.Write).
@@ -80,11 +83,12 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, err
 	}
 	progress("scenario %s: values %s, clusters %s", sc.Name, sc.ValuesFile, sc.ClustersFile)
-	work, err := os.MkdirTemp("", "kof-demo-")
-	if err != nil {
+	work, err := proc.Scratch("demo") // a folder a killed demo left behind is removed here
+	if work == "" {
 		return nil, fmt.Errorf("create work folder: %w", err)
 	}
-	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, Progress: progress})
+	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, BinDir: opts.BinDir,
+		Progress: progress})
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +102,8 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 	}
 	stopErr = errors.Join(stopErr, s.Close())
 	if runErr != nil || stopErr != nil {
-		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig, operator log)", work))
+		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig, operator log) "+
+			"until the next run", work))
 	}
 	progress("stopped the kof-operator, the Flux controllers, kube-apiserver and etcd")
 	_ = os.RemoveAll(work)

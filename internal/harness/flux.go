@@ -230,16 +230,20 @@ func str(obj map[string]any, path ...string) string {
 // WaitFlux waits until Flux reports every HelmRelease of a KOF chart (one from kofRepo, the URL of KOF's
 // HelmRepository: the session's chart repository or a release registry) Ready for its current generation and
 // every other HelmRelease has been looked at (not Ready: its chart needs the internet), then returns them all in
-// install order. Errors: the timeout, naming each KOF release that is not Ready with Flux's message, or a Flux
-// controller that ended.
+// install order. A dependency or HelmChart that does not exist yet is pending, not an error: helm-controller may still
+// create it. Errors: the timeout, naming each KOF release that is not Ready with Flux's message (or the reference
+// still missing), a read that fails for another reason, or a Flux controller that ended.
 func (s *Session) WaitFlux(ctx context.Context, timeout time.Duration, kofRepo string) ([]FluxRelease, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		rels, err := ReadFluxReleases(ctx, s.ControlPlane.Client, kofRepo)
-		if err != nil {
+		var pending []string
+		switch {
+		case flux.IsMissing(err): // a HelmRelease or HelmChart helm-controller has not created yet
+			pending = append(pending, err.Error())
+		case err != nil:
 			return nil, err
 		}
-		var pending []string
 		for _, r := range rels {
 			if (r.Local && !r.Ready) || (!r.Local && strings.HasSuffix(r.Message, ": "+notReconciled)) {
 				pending = append(pending, r.String())

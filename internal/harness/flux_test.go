@@ -1,14 +1,17 @@
 package harness
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
 func TestWithEnvironmentLetsExtraWin(t *testing.T) {
@@ -125,5 +128,67 @@ func TestServeChartsIndexesEveryChart(t *testing.T) {
 	archive := index[i : i+strings.Index(index[i:], ".tgz")+len(".tgz")]
 	if code, _ := get(archive); code != http.StatusOK {
 		t.Errorf("%s: status %d, want 200", archive, code)
+	}
+}
+
+// helmRelease returns a HelmRelease of an inline chart from the session's repository, Ready when ready is true.
+func helmRelease(name string, ready bool, dependsOn ...string) *unstructured.Unstructured {
+	var deps []any
+	for _, d := range dependsOn {
+		deps = append(deps, map[string]any{"name": d})
+	}
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": helmReleaseAPIVersion, "kind": "HelmRelease",
+		"metadata": map[string]any{"namespace": "kof", "name": name, "generation": int64(1)},
+		"spec": map[string]any{"dependsOn": deps, "chart": map[string]any{"spec": map[string]any{"chart": name,
+			"version": "1.0.0", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "kof"}}}},
+		"status": map[string]any{"observedGeneration": int64(1), "conditions": []any{map[string]any{
+			"type": "Ready", "status": status, "reason": "InstallSucceeded", "message": "done"}}}}}
+	if len(deps) == 0 {
+		unstructured.RemoveNestedField(u.Object, "spec", "dependsOn")
+	}
+	return u
+}
+
+// A HelmRelease whose dependency helm-controller has not created yet is pending, not a failure (WaitFlux once
+// failed at once with "dependsOn names no HelmRelease" while kof-operators' children were still being created).
+func TestWaitFluxWaitsForADependencyNotCreatedYet(t *testing.T) {
+	ctx := context.Background()
+	s, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(helmRelease("grafana", true, "otel")).Build()
+	running := func(name string) *Process { return &Process{Name: name, done: make(chan error, 1)} }
+	session := &Session{ControlPlane: &ControlPlane{Client: c},
+		Flux: &FluxControllers{Source: running(SourceController), Helm: running(HelmController)}}
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		if err := c.Create(ctx, helmRelease("otel", true)); err != nil {
+			t.Errorf("create the dependency: %v", err)
+		}
+	}()
+	rels, err := session.WaitFlux(ctx, 20*time.Second, "")
+	if err != nil {
+		t.Fatalf("WaitFlux: %v", err)
+	}
+	var got []string
+	for _, r := range rels {
+		got = append(got, r.HelmRelease)
+	}
+	if d := cmp.Diff([]string{"kof/otel", "kof/grafana"}, got); d != "" {
+		t.Errorf("releases in install order (-want +got):\n%s", d)
+	}
+
+	// A dependency that never appears fails at the deadline, naming it.
+	c = fake.NewClientBuilder().WithScheme(s).WithObjects(helmRelease("grafana", true, "gone")).Build()
+	session.ControlPlane.Client = c
+	_, err = session.WaitFlux(ctx, time.Second, "")
+	if err == nil || !strings.Contains(err.Error(), "kof/grafana dependsOn kof/gone") {
+		t.Errorf("WaitFlux with a dependency that never appears: error %v, want the timeout naming kof/grafana "+
+			"dependsOn kof/gone", err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // processStopGrace is how long Process.Stop waits after SIGTERM before it kills the process.
@@ -29,7 +31,7 @@ type Process struct {
 type Operator = Process
 
 // StartProcess starts binary with args, KUBECONFIG set to kubeconfig, PATH, HOME and TMPDIR inherited, then env
-// (`NAME=value`), writing its output to logPath. It returns an error when the log or the process cannot be created.
+// (`NAME=value`), writing its output to logPath; the process dies with this one (proc.DieWithParent). It returns an error when the log or the process cannot be created.
 func StartProcess(name, binary, kubeconfig string, args, env []string, logPath string) (*Process, error) {
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -39,6 +41,7 @@ func StartProcess(name, binary, kubeconfig string, args, env []string, logPath s
 	cmd.Env = append([]string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"TMPDIR=" + os.TempDir()}, env...)
 	cmd.Stdout, cmd.Stderr = log, log
+	proc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
 		return nil, fmt.Errorf("start %s (%s): %w", name, binary, err)

@@ -55,6 +55,8 @@ type Session struct {
 	Root string
 	// WorkDir holds the kubeconfig, the operator binary and its logs.
 	WorkDir string
+	// BinDir holds the programs the session starts (SessionOptions.BinDir).
+	BinDir string
 	// ControlPlane is the running API server.
 	ControlPlane *ControlPlane
 	// Helm installs releases on it.
@@ -75,16 +77,21 @@ type SessionOptions struct {
 	Root string
 	// WorkDir must exist; it receives the kubeconfig, the operator binary and its logs.
 	WorkDir string
+	// BinDir holds kube-apiserver, etcd, source-controller and helm-controller; empty means Root/bin.
+	BinDir string
 	// Progress receives one line per step; nil discards them.
 	Progress func(format string, args ...any)
 }
 
-// StartSession starts the control plane from Root/bin with the CRDs of CRDDirs(Root) and builds the kof-operator
+// StartSession starts the control plane from BinDir with the CRDs of CRDDirs(Root) and builds the kof-operator
 // (both at once), then serves Root/charts as a Helm repository on loopback and starts Flux's source-controller and
 // helm-controller against the control plane. It returns an error naming the step that failed; nothing is left
 // running then.
 func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
-	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, progress: opts.Progress}
+	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, BinDir: opts.BinDir, progress: opts.Progress}
+	if s.BinDir == "" {
+		s.BinDir = filepath.Join(opts.Root, "bin")
+	}
 	if s.progress == nil {
 		s.progress = func(string, ...any) {}
 	}
@@ -101,8 +108,8 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 		bin, err := BuildOperator(ctx, opts.Root, opts.WorkDir)
 		ch <- built{bin, err}
 	}()
-	s.progress("starting kube-apiserver and etcd from bin/, installing %d CRD folders", len(dirs))
-	cp, err := StartControlPlane(ControlPlaneOptions{AssetsDir: filepath.Join(opts.Root, "bin"), CRDDirs: dirs,
+	s.progress("starting kube-apiserver and etcd from %s, installing %d CRD folders", s.BinDir, len(dirs))
+	cp, err := StartControlPlane(ControlPlaneOptions{AssetsDir: s.BinDir, CRDDirs: dirs,
 		WorkDir: opts.WorkDir})
 	b := <-ch
 	if err != nil {
@@ -134,7 +141,7 @@ func (s *Session) startFlux() error {
 	if s.Proxy, err = StartProxy(); err != nil {
 		return err
 	}
-	s.Flux, err = StartFlux(filepath.Join(s.Root, "bin"), s.ControlPlane.Kubeconfig, s.WorkDir, s.Proxy)
+	s.Flux, err = StartFlux(s.BinDir, s.ControlPlane.Kubeconfig, s.WorkDir, s.Proxy)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // binDir is the repository's bin/ seen from a package two levels below the module root (tests/<name>).
@@ -53,7 +55,8 @@ type Process struct {
 	done      chan struct{}
 }
 
-// Start runs binary with args and env (nil: none but PATH) in its own process group, its output in
+// Start runs binary with args and env (nil: none but PATH) in its own process group, dying with the test binary
+// (proc.DieWithParent), its output in
 // `<name>.log` of the test's folder, and stops it when the test ends, logging the end of its output when the test
 // failed. A start failure fails the test.
 func Start(t *testing.T, name, binary string, env []string, args ...string) *Process {
@@ -67,6 +70,7 @@ func Start(t *testing.T, name, binary string, env []string, args ...string) *Pro
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
@@ -130,4 +134,15 @@ func (p *Process) WaitHTTP(t *testing.T, url string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("%s did not answer %s in %s:\n%s", p.Name, url, readyWait, p.Tail(20))
+}
+
+// ControlPlaneAssets returns a folder for envtest's BinaryAssetsDirectory whose etcd and kube-apiserver are those of
+// binDir, dying with the test binary (proc.ControlPlaneAssets), in the test's folder; an error fails the test.
+func ControlPlaneAssets(t *testing.T, binDir string) string {
+	t.Helper()
+	dir, err := proc.ControlPlaneAssets(binDir, filepath.Join(t.TempDir(), "control-plane-bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

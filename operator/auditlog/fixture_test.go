@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"kof.dev/kof/internal/testproc"
 	"kof.dev/kof/operator/auditlog"
 	"kof.dev/kof/operator/bucket"
 	"kof.dev/kof/operator/evidence"
@@ -65,7 +66,7 @@ func auditLines(t *testing.T) [][]byte {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "audit.log")
-	env := &envtest.Environment{BinaryAssetsDirectory: bins}
+	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, bins)}
 	args := env.ControlPlane.GetAPIServer().Configure()
 	args.Set("audit-policy-file", policy)
 	args.Set("audit-log-path", logPath)

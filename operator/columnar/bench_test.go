@@ -22,7 +22,10 @@ func cpuTime() time.Duration {
 // the wall and CPU time per sample and the file bytes per sample (the write path of the cold-storage exporter
 // without the network).
 func BenchmarkMetricWriter(b *testing.B) {
-	const series, per = 1000, 1000
+	series, per := 1000, 1000
+	if testing.Short() { // make test: once, small
+		series, per = 20, 50
+	}
 	labels := make([][][2]string, series)
 	for s := range labels {
 		labels[s] = [][2]string{{"cluster", "bench"}, {"container", "app"}, {"namespace", fmt.Sprintf("ns-%d", s%20)},

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // readyWait bounds the wait for a server to answer its health check.
@@ -115,7 +117,7 @@ func (s *Server) start() error {
 	cmd := exec.Command(s.bin, s.spec.Args(s.Addr, s.Dir)...)
 	cmd.Env = append(os.Environ(), s.spec.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	proc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		_ = logf.Close()
 		return fmt.Errorf("start %s: %w", s.bin, err)

@@ -244,13 +244,42 @@ func platformImage(spec Spec, p Platform, bin string) (v1.Image, string, error) 
 // no GOFLAGS from the environment, so the same source and toolchain give the same bytes. The error carries go
 // build's output.
 func GoBuild(ctx context.Context, root, pkg string, p Platform, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid=",
-		"-o", out, pkg)
+	return goBuild(ctx, root, p, "-o", out, pkg)
+}
+
+// Compile compiles every in-cluster binary of the module at root (Commands) for each platform with GoBuild's flags
+// and environment, without linking or writing a binary: it fills Go's build cache so that a later GoBuild only
+// links. `make test` runs it before the tests, so the release tests' own builds are not cold. The error names the
+// platform and carries go build's output.
+func Compile(ctx context.Context, root string, platforms []Platform) error {
+	names, err := Commands(root)
+	if err != nil {
+		return err
+	}
+	pkgs := make([]string, 0, len(names)+1)
+	for _, n := range names {
+		pkgs = append(pkgs, PackageOf(n))
+	}
+	if len(pkgs) == 1 { // `go build` of one main package without -o would write it into root
+		pkgs = append(pkgs, CARootsPackage)
+	}
+	for _, p := range platforms {
+		if err := goBuild(ctx, root, p, pkgs...); err != nil {
+			return fmt.Errorf("compile for %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// goBuild runs `go build` with args for p from root with the flags and environment of GoBuild.
+func goBuild(ctx context.Context, root string, p Platform, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-buildvcs=false",
+		"-ldflags=-s -w -buildid="}, args...)...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=", "GOWORK=off",
 		"GOAMD64=v1", "GOARM64=v8.0", "GOTOOLCHAIN=local")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+		return fmt.Errorf("go build %s: %w\n%s", strings.Join(args, " "), err, b)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"kof.dev/kof/internal/testproc"
 )
 
 // assetsDir returns KUBEBUILDER_ASSETS, or the repository's bin/ when it is unset.
@@ -25,7 +27,7 @@ func assetsDir(t *testing.T) string {
 }
 
 func TestControlPlaneServesNamespacesAndConfigMaps(t *testing.T) {
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir(t)}
+	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, assetsDir(t))}
 	cfg, err := env.Start()
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

@@ -18,6 +18,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"kof.dev/kof/internal/harness"
+	"kof.dev/kof/internal/proc"
 )
 
 // env is the control plane every test of the package uses (started in TestMain).
@@ -34,7 +35,15 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	flag.Parse()                      // testing.Verbose below needs the test flags
+	flag.Parse() // testing.Verbose below needs the test flags
+	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
+	// killed run, by the next one.
+	_, removeScratch, err := proc.UseScratch("e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer removeScratch()
 	ctrllog.SetLogger(logr.Discard()) // the control plane helpers log through controller-runtime
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {

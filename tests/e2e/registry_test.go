@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // registryConfig is the configuration of the CNCF distribution registry the release test pushes to: filesystem
@@ -55,6 +57,7 @@ func startRegistry(t *testing.T) string {
 	cmd.Stdout, cmd.Stderr = log, log
 	// The registry exports traces through OpenTelemetry's environment; nothing listens for them here.
 	cmd.Env = append(os.Environ(), "OTEL_TRACES_EXPORTER=none", "OTEL_METRICS_EXPORTER=none")
+	proc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start registry: %v", err)
 	}

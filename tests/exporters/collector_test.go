@@ -34,6 +34,7 @@ import (
 
 	"kof.dev/kof/chartlib/collector"
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/internal/proc"
 	"kof.dev/kof/internal/testproc"
 	"kof.dev/kof/operator/auditlog"
 	"kof.dev/kof/operator/bucket"
@@ -273,6 +274,7 @@ func startAuditCollector(t *testing.T, otelcol, vlURL string, c auditCluster) *a
 		col.cmd.Env = append(col.cmd.Env, k+"="+v)
 	}
 	col.cmd.Stdout, col.cmd.Stderr = col.log, col.log
+	proc.DieWithParent(col.cmd)
 	if err := col.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +356,7 @@ func writeAuditLog(t *testing.T, file string, c auditCluster) []string {
 	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(root, "bin")}
+	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, filepath.Join(root, "bin"))}
 	args := env.ControlPlane.GetAPIServer().Configure()
 	args.Set("audit-policy-file", policy)
 	args.Set("audit-log-path", file)

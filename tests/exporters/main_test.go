@@ -16,6 +16,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"kof.dev/kof/internal/harness"
+	"kof.dev/kof/internal/proc"
 )
 
 // namespace is the release namespace of the user guide (`helm upgrade -i -n kof`).
@@ -31,8 +32,15 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
+	// killed run, by the next one.
+	_, removeScratch, err := proc.UseScratch("exporters")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer removeScratch()
 	ctrllog.SetLogger(logr.Discard())
-	var err error
 	if root, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -17,6 +17,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"kof.dev/kof/internal/harness"
+	"kof.dev/kof/internal/proc"
 )
 
 // AddonController is the binary of Sveltos' addon-controller in bin/ (ci/tools/addon-controller.sh).
@@ -41,6 +42,14 @@ var shared *env
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
+	// killed run, by the next one.
+	_, removeScratch, err := proc.UseScratch("fidelity")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer removeScratch()
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	e, err := start()

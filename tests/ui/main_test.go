@@ -21,6 +21,7 @@ import (
 
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/internal/harness"
+	"kof.dev/kof/internal/proc"
 )
 
 // operatorWait bounds the wait for the kof-operator's objects.
@@ -40,6 +41,14 @@ var shared *env
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
+	// killed run, by the next one.
+	_, removeScratch, err := proc.UseScratch("ui")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer removeScratch()
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	e, err := setup()

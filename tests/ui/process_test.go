@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // serverWait bounds the wait for a started server to print its URL.
@@ -28,6 +30,7 @@ func startServer(t *testing.T, bin string, args, env []string, urlPattern *regex
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	proc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}

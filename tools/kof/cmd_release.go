@@ -55,6 +55,7 @@ func (f *releaseFlags) options(s streams) (release.Options, error) {
 // newImagesCommand returns `kof images`: release.Images.
 func newImagesCommand(s streams) *cobra.Command {
 	var f releaseFlags
+	var compileOnly bool
 	cmd := &cobra.Command{
 		Use:   "images",
 		Short: "Build an OCI image per operator/cmd binary: an OCI layout in --out, or pushed to --registry",
@@ -64,6 +65,13 @@ written as one OCI image layout into --out; with --registry each is pushed as <r
 commit, version and --source-date-epoch give the same digests. make images runs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if compileOnly {
+				platforms, err := image.ParsePlatforms(f.platforms)
+				if err != nil {
+					return fmt.Errorf("--platforms: %w", err)
+				}
+				return failed(image.Compile(cmd.Context(), f.root, platforms))
+			}
 			o, err := f.options(s)
 			if err != nil {
 				return err
@@ -81,6 +89,8 @@ commit, version and --source-date-epoch give the same digests. make images runs 
 		},
 	}
 	f.add(cmd, filepath.Join("out", "images"))
+	cmd.Flags().BoolVar(&compileOnly, "compile-only", false, "only compile every binary for every platform into "+
+		"Go's build cache (no link, no image; make test runs it before the tests)")
 	return cmd
 }
 

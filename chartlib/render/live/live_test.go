@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/internal/testproc"
 )
 
 // assetsDir returns KUBEBUILDER_ASSETS, or the repository's bin/ when it is unset.
@@ -47,7 +48,7 @@ func configData(t *testing.T, opts render.Options) map[string]string {
 }
 
 func TestLookupLiveClusterMatchesFixtures(t *testing.T) {
-	env := &envtest.Environment{BinaryAssetsDirectory: assetsDir()}
+	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, assetsDir())}
 	cfg, err := env.Start()
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

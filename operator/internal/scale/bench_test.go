@@ -61,12 +61,18 @@ func BenchmarkFleetLarge(b *testing.B) {
 // direct reads: summary).
 func benchmarkFleet(b *testing.B, nr, nc int) {
 	ctx := context.Background()
+	if testing.Short() { // make test runs every benchmark once, small, to prove it works
+		nr, nc = 2, 6
+	}
 	apiserver, etcd, err := controlPlane()
 	if err != nil {
 		b.Fatal(err)
 	}
 	meter := cpuMeter{apiserver: apiserver, etcd: etcd}
 	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
 	if v := os.Getenv(envRounds); v != "" {
 		if rounds, err = strconv.Atoi(v); err != nil || rounds < 1 {
 			b.Fatalf("%s=%q: want a positive number of rounds", envRounds, v)

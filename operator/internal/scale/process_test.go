@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"kof.dev/kof/internal/proc"
 	"kof.dev/kof/operator/internal/cacheconfig"
 	"kof.dev/kof/operator/internal/manager"
 	"kof.dev/kof/operator/internal/scheme"
@@ -291,6 +292,7 @@ func startProcess(workers int, namespaces ...string) (*process, error) {
 	if err != nil {
 		return nil, err
 	}
+	proc.DieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}

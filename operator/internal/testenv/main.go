@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // Main runs a test package against one control plane: it discards controller logs, starts the control plane,
@@ -15,6 +17,14 @@ import (
 // gives 1. Use it as `func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env, nil)) }`.
 func Main(m *testing.M, env **Env, setup func(*Env) (cleanup func(), err error)) int {
 	ctrl.SetLogger(logr.Discard())
+	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
+	// killed run, by the next one.
+	_, removeScratch, err := proc.UseScratch("testenv")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer removeScratch()
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

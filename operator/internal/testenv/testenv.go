@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"kof.dev/kof/internal/proc"
 	"kof.dev/kof/operator/internal/scheme"
 )
 
@@ -26,7 +27,8 @@ type Env struct {
 	// Client is a direct (uncached) client of the apiserver.
 	Client client.Client
 
-	env *envtest.Environment
+	env    *envtest.Environment
+	assets string
 }
 
 // RepoRoot returns the directory holding go.mod, searching upwards from the working directory.
@@ -98,7 +100,15 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	assets, err := os.MkdirTemp("", "kof-testenv-bin-")
+	if err != nil {
+		return nil, fmt.Errorf("create the control plane's program folder: %w", err)
+	}
+	if _, err := proc.ControlPlaneAssets(os.Getenv("KUBEBUILDER_ASSETS"), assets); err != nil {
+		return nil, errors.Join(err, os.RemoveAll(assets))
+	}
 	e := &envtest.Environment{
+		BinaryAssetsDirectory: assets, // etcd and kube-apiserver die with the test binary
 		CRDDirectoryPaths:     dirs,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
@@ -106,6 +116,7 @@ func Start() (*Env, error) {
 	cfg, err := e.Start()
 	if err != nil {
 		_ = e.Stop() // always stop: a half-started etcd or apiserver would keep running
+		_ = os.RemoveAll(assets)
 		return nil, fmt.Errorf("start envtest (KUBEBUILDER_ASSETS=%s): %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
 	}
 	// The benchmark and large tests write thousands of objects; the default client limits would dominate timings.
@@ -113,13 +124,15 @@ func Start() (*Env, error) {
 	c, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		_ = e.Stop()
+		_ = os.RemoveAll(assets)
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	return &Env{Config: cfg, Scheme: s, Client: c, env: e}, nil
+	return &Env{Config: cfg, Scheme: s, Client: c, env: e, assets: assets}, nil
 }
 
 // Stop stops the control plane.
 func (e *Env) Stop() error {
+	defer os.RemoveAll(e.assets)
 	if err := e.env.Stop(); err != nil {
 		return fmt.Errorf("stop envtest: %w", err)
 	}

@@ -1,0 +1,194 @@
+// Package proc starts the local programs of KOF's demo and tests (the control plane, the Flux controllers, the
+// kof-operator, the storage servers) so that none of them outlives the process that started it, and keeps the
+// scratch folders of runs that were killed from piling up. Linux only: it relies on the parent-death signal
+// (prctl PR_SET_PDEATHSIG, prctl(2)) and /proc.
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// DieWithParent makes the process of cmd (not started yet) receive SIGKILL when the process that starts it dies,
+// however it dies: a `go test` timeout, a panic, SIGKILL. Other SysProcAttr settings of cmd are kept. Linux sends
+// the signal when the thread that forked the child ends; Go ends a thread only when a goroutine locked to it
+// (runtime.LockOSThread) returns, which the callers here never do while their children run.
+func DieWithParent(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+}
+
+// controlPlanePrograms are the programs controller-runtime's envtest starts from its BinaryAssetsDirectory.
+var controlPlanePrograms = []string{"etcd", "kube-apiserver", "kubectl"}
+
+// ControlPlaneAssets writes into dir (created when missing) one wrapper per program of binDir that envtest starts
+// (etcd, kube-apiserver, and kubectl when binDir has it), each running the real program under
+// `setpriv --pdeathsig KILL` (util-linux, part of every Debian system), and returns dir for envtest's
+// BinaryAssetsDirectory. envtest starts its programs in a process group of their own without a parent-death signal
+// (controller-runtime pkg/internal/testing/process), so without the wrapper a killed test binary leaves etcd and
+// kube-apiserver running. Errors: a required program missing from binDir (naming it and `make tools`), setpriv
+// missing from PATH, or a wrapper that cannot be written.
+func ControlPlaneAssets(binDir, dir string) (string, error) {
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		return "", fmt.Errorf("setpriv (util-linux) not found: it gives the control plane a parent-death signal: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, name := range controlPlanePrograms {
+		real, err := filepath.Abs(filepath.Join(binDir, name))
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Stat(real); err != nil {
+			if name == "kubectl" {
+				continue // envtest needs kubectl only for its kubectl helper
+			}
+			return "", fmt.Errorf("%s: %w; build it with `make tools` (ci/tools/%s.sh)", real, err, name)
+		}
+		script := fmt.Sprintf("#!/bin/sh\nexec %s --pdeathsig KILL -- %s \"$@\"\n", setpriv, real)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+			return "", fmt.Errorf("write the %s wrapper: %w", name, err)
+		}
+	}
+	return dir, nil
+}
+
+// scratchPrefix starts the name of every scratch folder: kof-scratch-<pid>-<name>-<random>.
+const scratchPrefix = "kof-scratch-"
+
+// Scratch removes the scratch folders of earlier runs whose process is gone (a run killed before its cleanup), then
+// creates and returns a new folder kof-scratch-<pid>-<name>-<random> under the system's temporary folder for this
+// process. Removal failures are returned joined with the result; the folder is still created.
+func Scratch(name string) (string, error) {
+	sweepErr := Sweep(os.TempDir())
+	dir, err := os.MkdirTemp("", scratchPrefix+strconv.Itoa(os.Getpid())+"-"+name+"-")
+	if err != nil {
+		return "", errors.Join(fmt.Errorf("create scratch folder: %w", err), sweepErr)
+	}
+	return dir, sweepErr
+}
+
+// Sweep removes every scratch folder under parent whose process has ended, and returns the removal errors.
+func Sweep(parent string) error {
+	matches, err := filepath.Glob(filepath.Join(parent, scratchPrefix+"*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range matches {
+		pidText, _, _ := strings.Cut(strings.TrimPrefix(filepath.Base(m), scratchPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || Alive(pid) {
+			continue
+		}
+		if err := os.RemoveAll(m); err != nil {
+			errs = append(errs, fmt.Errorf("remove the scratch folder of ended process %d: %w", pid, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// UseScratch makes a Scratch folder the temporary folder of this process (TMPDIR, so os.TempDir, t.TempDir and
+// envtest's own folders land inside it) and returns it with the function that removes it and restores TMPDIR.
+func UseScratch(name string) (string, func(), error) {
+	dir, err := Scratch(name)
+	if dir == "" {
+		return "", func() {}, err
+	}
+	old, had := os.LookupEnv("TMPDIR")
+	if err := os.Setenv("TMPDIR", dir); err != nil {
+		return "", func() {}, err
+	}
+	return dir, func() {
+		if had {
+			_ = os.Setenv("TMPDIR", old)
+		} else {
+			_ = os.Unsetenv("TMPDIR")
+		}
+		_ = os.RemoveAll(dir)
+	}, err
+}
+
+// Alive reports whether a process with pid exists and is not a zombie.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	state, err := stat(pid)
+	return err == nil && state.state != "Z"
+}
+
+// procStat is the part of /proc/<pid>/stat this package reads.
+type procStat struct {
+	comm, state string
+	ppid        int
+}
+
+// stat reads /proc/<pid>/stat (proc(5): pid (comm) state ppid ...).
+func stat(pid int) (procStat, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return procStat{}, err
+	}
+	s := string(data)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	fields := strings.Fields(s[end+1:])
+	if len(fields) < 2 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: ppid: %w", pid, err)
+	}
+	return procStat{comm: s[open+1 : end], state: fields[0], ppid: ppid}, nil
+}
+
+// Descendant is a live process below another in the process tree.
+type Descendant struct {
+	PID  int
+	Comm string
+}
+
+// Descendants returns every live process whose parent chain leads to pid, from /proc.
+func Descendants(pid int) ([]Descendant, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	children := map[int][]Descendant{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, err := stat(p)
+		if err != nil || st.state == "Z" {
+			continue // ended meanwhile
+		}
+		children[st.ppid] = append(children[st.ppid], Descendant{PID: p, Comm: st.comm})
+	}
+	var out []Descendant
+	queue := []int{pid}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			out = append(out, c)
+			queue = append(queue, c.PID)
+		}
+	}
+	return out, nil
+}
