@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -133,10 +134,14 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 	if err := c.List(ctx, list); err != nil {
 		return nil, fmt.Errorf("list HelmReleases: %w", err)
 	}
+	var findErr error // a read that failed for another reason than NotFound: the answer would be wrong
 	find := func(kind, ns, name string) *unstructured.Unstructured {
 		o := &unstructured.Unstructured{}
 		o.SetGroupVersionKind(schema.FromAPIVersionAndKind(sourceAPIVersion, kind))
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, o); err != nil {
+			if !apierrors.IsNotFound(err) && findErr == nil {
+				findErr = fmt.Errorf("get %s %s/%s: %w", kind, ns, name, err)
+			}
 			return nil
 		}
 		return o
@@ -145,6 +150,9 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 	for i := range list.Items {
 		hr := &list.Items[i]
 		rel, err := flux.Read(hr, find)
+		if findErr != nil {
+			return nil, findErr
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +172,9 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 				"outside address: %s", fr.Repository, fr.Message)
 		}
 		out = append(out, fr)
+	}
+	if findErr != nil { // from chartProblem
+		return nil, findErr
 	}
 	rels := make([]flux.Release, len(out))
 	byKey := map[string]FluxRelease{}
@@ -239,10 +250,12 @@ func (s *Session) WaitFlux(ctx context.Context, timeout time.Duration, kofRepo s
 		rels, err := ReadFluxReleases(ctx, s.ControlPlane.Client, kofRepo)
 		var pending []string
 		switch {
-		case flux.IsMissing(err): // a HelmRelease or HelmChart helm-controller has not created yet
+		case flux.IsMissing(err), Retryable(err): // not created yet, or the API server may answer next time
 			pending = append(pending, err.Error())
 		case err != nil:
 			return nil, err
+		case len(rels) == 0:
+			pending = append(pending, "no HelmRelease exists yet")
 		}
 		for _, r := range rels {
 			if (r.Local && !r.Ready) || (!r.Local && strings.HasSuffix(r.Message, ": "+notReconciled)) {
@@ -276,13 +289,20 @@ func (s *Session) WaitFluxGone(ctx context.Context, timeout time.Duration) error
 		list := &unstructured.UnstructuredList{}
 		list.SetAPIVersion(helmReleaseAPIVersion)
 		list.SetKind(flux.KindHelmRelease + "List")
-		if err := s.ControlPlane.Client.List(ctx, list); err != nil {
+		err := s.ControlPlane.Client.List(ctx, list)
+		switch {
+		case err != nil && !Retryable(err):
 			return fmt.Errorf("list HelmReleases: %w", err)
-		}
-		if len(list.Items) == 0 {
+		case err == nil && len(list.Items) == 0:
 			return nil
 		}
+		if exitErr := s.Flux.exited(); exitErr != nil {
+			return exitErr
+		}
 		if time.Now().After(deadline) {
+			if err != nil {
+				return fmt.Errorf("HelmReleases unreadable %s after the umbrella was uninstalled: %w", timeout, err)
+			}
 			var left []string
 			for _, hr := range list.Items {
 				left = append(left, hr.GetNamespace()+"/"+hr.GetName())

@@ -2,6 +2,8 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -10,7 +12,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 )
 
@@ -190,5 +195,27 @@ func TestWaitFluxWaitsForADependencyNotCreatedYet(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "kof/grafana dependsOn kof/gone") {
 		t.Errorf("WaitFlux with a dependency that never appears: error %v, want the timeout naming kof/grafana "+
 			"dependsOn kof/gone", err)
+	}
+}
+
+// Retryable holds the answers a wait must sit out and refuses the ones that cannot change.
+func TestRetryableSortsTransientFromFinal(t *testing.T) {
+	gr := schema.GroupResource{Group: "k0rdent.mirantis.com", Resource: "clusterdeployments"}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{apierrors.NewServerTimeout(gr, "get", 1), true},
+		{apierrors.NewTooManyRequests("slow down", 1), true},
+		{apierrors.NewServiceUnavailable("starting"), true},
+		{&apimeta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "k0rdent.mirantis.com", Kind: "ClusterDeployment"}}, true},
+		{fmt.Errorf("get: %w", context.DeadlineExceeded), true},
+		{apierrors.NewForbidden(gr, "x", errors.New("no rights")), false},
+		{apierrors.NewBadRequest("invalid"), false},
+		{nil, false},
+	} {
+		if got := Retryable(tc.err); got != tc.want {
+			t.Errorf("Retryable(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -10,8 +11,10 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/operator/config"
@@ -99,35 +102,54 @@ func (in *Installation) operatorEnv() (map[string]string, error) {
 	return env, nil
 }
 
-// WaitOperator waits up to timeout until every object of Expectations exists and returns them with Found set. It
-// returns an error when the operator process ends
-// while waiting (with the end of its log) or the API server fails; objects still missing at the timeout are no
-// error: the caller reports them per cluster.
+// WaitOperator waits up to timeout until every object of Expectations exists and returns them with Found set. An
+// answer of the API server that can still change (Retryable) is pending. It returns an error when the operator
+// process ends while waiting (with the end of its log), when the API server fails in a way that cannot change, or
+// when objects are still unreadable at the timeout; objects still missing at the timeout are no error: the caller
+// reports them per cluster.
 func (in *Installation) WaitOperator(ctx context.Context, timeout time.Duration) ([]Expected, error) {
-	want, err := in.Expectations(ctx)
-	if err != nil {
-		return nil, err
-	}
 	deadline := time.Now().Add(timeout)
+	var want []Expected
+	var err error
+	for {
+		if want, err = in.Expectations(ctx); err == nil {
+			break
+		}
+		if !Retryable(err) || time.Now().After(deadline) {
+			return nil, err
+		}
+		time.Sleep(waitPoll)
+	}
 	for {
 		missing := 0
+		var unreadable []string
 		for i := range want {
 			if want[i].Found {
 				continue
 			}
 			if want[i].Found, err = in.find(ctx, &want[i]); err != nil {
-				return want, err
+				if !Retryable(err) {
+					return want, err
+				}
+				unreadable = append(unreadable, err.Error())
 			}
 			if !want[i].Found {
 				missing++
 			}
 		}
-		if missing == 0 || time.Now().After(deadline) {
+		if missing == 0 {
 			return want, nil
 		}
 		if exitErr, ended := in.Operator.Exited(); ended {
 			return want, fmt.Errorf("kof-operator ended while KOF waited for its objects: %v\n%s", exitErr,
 				tail(in.Operator.LogPath, 20))
+		}
+		if time.Now().After(deadline) {
+			if len(unreadable) > 0 {
+				return want, fmt.Errorf("kof-operator objects still unreadable after %s:\n%s", timeout,
+					strings.Join(unreadable, "\n"))
+			}
+			return want, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -150,6 +172,17 @@ func (in *Installation) find(ctx context.Context, e *Expected) (bool, error) {
 		return false, fmt.Errorf("get %s: %w", e, err)
 	}
 	return true, nil
+}
+
+// Retryable reports whether err is a state that can still change while a wait runs: an API server timeout, a 429,
+// 503 or 500 answer, a conflict, a kind not served yet (right after a CRD is installed), a refused, reset or timed-out
+// connection. A wait treats it as pending until its deadline.
+func Retryable(err error) bool {
+	return err != nil && (apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsInternalError(err) ||
+		apierrors.IsConflict(err) || apimeta.IsNoMatchError(err) || utilnet.IsConnectionRefused(err) ||
+		utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err) ||
+		errors.Is(err, context.DeadlineExceeded))
 }
 
 // tail returns the last n lines of the file at path, or a note that it cannot be read.

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -63,11 +65,20 @@ func c() client.Client { return shared.session.ControlPlane.Client }
 
 func configMap(t *testing.T, ns, name string) map[string]string {
 	t.Helper()
+	data, err := tryConfigMap(ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// tryConfigMap returns the data of ConfigMap ns/name, or the error naming it (for waits: it may not exist yet).
+func tryConfigMap(ns, name string) (map[string]string, error) {
 	var cm corev1.ConfigMap
 	if err := c().Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
-		t.Fatalf("get ConfigMap %s/%s: %v", ns, name, err)
+		return nil, fmt.Errorf("get ConfigMap %s/%s: %w", ns, name, err)
 	}
-	return cm.Data
+	return cm.Data, nil
 }
 
 // credentials returns every operator-made Secret as `namespace/name` → UID + data, to compare across an upgrade.
@@ -217,8 +228,19 @@ func deleteClusters(t *testing.T, in *harness.Installation) {
 	}
 	eventually(t, operatorWait, func() string {
 		for _, o := range in.Scenario.Clusters {
-			if o.GetKind() == harness.KindClusterDeployment && exists(t, o) {
+			if o.GetKind() != harness.KindClusterDeployment {
+				continue
+			}
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(o.GroupVersionKind())
+			err := c().Get(context.Background(), client.ObjectKeyFromObject(o), u)
+			switch {
+			case err == nil:
 				return "ClusterDeployment " + o.GetName() + " still exists (operator finalizer not removed)"
+			case !apierrors.IsNotFound(err) && !harness.Retryable(err):
+				t.Fatalf("get ClusterDeployment %s: %v", o.GetName(), err)
+			case err != nil && !apierrors.IsNotFound(err):
+				return "ClusterDeployment " + o.GetName() + ": " + err.Error()
 			}
 		}
 		return ""

@@ -81,7 +81,11 @@ func TestRegionlessInstallUninstall(t *testing.T) {
 	// The operator rewrites the ConfigMap of a cluster it bound before (scenario 01 ran on this control plane, which
 	// has no garbage collector) when it reconciles the new ClusterDeployment: wait for that, not just for the name.
 	eventually(t, operatorWait, func() string {
-		if got := configMap(t, "kcm-system", "kof-cluster-config-child-1")["write_logs_endpoint"]; got != mothershipLogs {
+		data, err := tryConfigMap("kcm-system", "kof-cluster-config-child-1")
+		if err != nil {
+			return err.Error() // not written yet, or the API server busy: the wait goes on
+		}
+		if got := data["write_logs_endpoint"]; got != mothershipLogs {
 			return fmt.Sprintf("child-1 write_logs_endpoint = %q, want the management cluster's %q", got, mothershipLogs)
 		}
 		return ""

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 		col := startAuditCollector(t, otelcol, vl.URL, c)
 		lines := writeAuditLog(t, col.file, c)
 		waitForRecords(t, vl.URL, h, c, len(lines))
-		col.stop(t)
+		col.stop()
 		want[streamKey(c)] = lines
 	}
 	if window.Of(time.Now()) != h {
@@ -207,8 +208,27 @@ func awayFromHourEnd(t *testing.T, margin time.Duration) {
 // auditCollector is a running node collector.
 type auditCollector struct {
 	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	file string // the audit log file its filelog/audit receiver tails
+	log  *syncBuffer
+	file string        // the audit log file its filelog/audit receiver tails
+	done chan struct{} // closed when the process has ended
+}
+
+// syncBuffer is a bytes.Buffer that the process's output and the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // startAuditCollector renders kof-collectors for cluster c with the audit endpoint of VictoriaLogs at vlURL, keeps
@@ -268,7 +288,7 @@ func startAuditCollector(t *testing.T, otelcol, vlURL string, c auditCluster) *a
 	if err := os.WriteFile(cfgFile, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	col := &auditCollector{log: &bytes.Buffer{}, file: file}
+	col := &auditCollector{log: &syncBuffer{}, file: file, done: make(chan struct{})}
 	col.cmd = exec.Command(otelcol, "--config=file:"+cfgFile)
 	for k, v := range cfgs[0].Env {
 		col.cmd.Env = append(col.cmd.Env, k+"="+v)
@@ -278,10 +298,16 @@ func startAuditCollector(t *testing.T, otelcol, vlURL string, c auditCluster) *a
 	if err := col.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { col.stop(t) })
+	go func() { _ = col.cmd.Wait(); close(col.done) }()
+	t.Cleanup(func() { col.stop() })
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(col.log.String(), "Started watching file") {
-		if time.Now().After(deadline) || col.cmd.ProcessState != nil {
+		select {
+		case <-col.done:
+			t.Fatalf("the collector of %s ended before it watched %s:\n%s", c.name, file, col.log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
 			t.Fatalf("the collector of %s does not watch %s:\n%s", c.name, file, col.log.String())
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -290,19 +316,18 @@ func startAuditCollector(t *testing.T, otelcol, vlURL string, c auditCluster) *a
 }
 
 // stop ends the collector (once).
-func (c *auditCollector) stop(t *testing.T) {
-	t.Helper()
-	if c.cmd.Process == nil || c.cmd.ProcessState != nil {
+func (c *auditCollector) stop() {
+	select {
+	case <-c.done:
 		return
+	default:
 	}
 	_ = c.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = c.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-c.done:
 	case <-time.After(20 * time.Second):
 		_ = c.cmd.Process.Kill()
-		<-done
+		<-c.done
 	}
 }
 
@@ -411,19 +436,21 @@ func waitForRecords(t *testing.T, vlURL string, h window.Hour, c auditCluster, n
 	logs := victoria.Logs{Endpoint: victoria.Endpoint{Base: vlURL, HTTP: victoria.NewHTTPClient()}}
 	query := victoria.TimeFilter(h) + " " + victoria.Exact("k8s.cluster.name", c.name) + " " + victoria.Exact("tenant", c.tenant)
 	got := 0
+	var lastErr error // a failed query may succeed on the next try (a busy server)
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
 		if r, err := http.Get(vlURL + "/internal/force_flush"); err == nil { //nolint:noctx // loopback
 			_ = r.Body.Close()
 		}
 		got = 0
-		if err := logs.Query(context.Background(), query, func(*victoria.Record) error { got++; return nil }); err != nil {
-			t.Fatal(err)
+		if lastErr = logs.Query(context.Background(), query, func(*victoria.Record) error { got++; return nil }); lastErr != nil {
+			continue
 		}
 		if got >= n {
 			break
 		}
 	}
-	if got != n {
-		t.Fatalf("VictoriaLogs holds %d audit records of %s in %s, want the %d lines the apiserver wrote", got, c.name, h, n)
+	if got != n || lastErr != nil {
+		t.Fatalf("VictoriaLogs holds %d audit records of %s in %s, want the %d lines the apiserver wrote (last query "+
+			"error: %v)", got, c.name, h, n, lastErr)
 	}
 }

@@ -531,20 +531,27 @@ func cleanup(t *testing.T, targets []*target, created []*unstructured.Unstructur
 	// meet a ClusterProfile of the same name still being deleted.
 	for {
 		left := 0
+		var notes []string // a list that failed: unknown yet, so the wait goes on
 		for _, kind := range []string{addonv1.ClusterProfileKind, addonv1.ClusterSummaryKind} {
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(addonv1.GroupVersion.WithKind(kind + "List"))
 			if err := shared.mgmt.Client.List(ctx, list); err != nil {
-				t.Errorf("list %ss: %v", kind, err)
+				notes = append(notes, fmt.Sprintf("list %ss: %v", kind, err))
+				left++
+				continue
 			}
 			left += len(list.Items)
 		}
 		if left == 0 {
 			break
 		}
+		if err, ended := shared.addon.Exited(); ended {
+			t.Fatalf("addon-controller ended while its ClusterProfiles were withdrawn: %v (log: %s)", err,
+				shared.addon.LogPath)
+		}
 		if time.Now().After(deadline) {
-			t.Errorf("%d ClusterProfiles and ClusterSummaries left %s after their deletion (log: %s)", left,
-				deployWait, shared.addon.LogPath)
+			t.Errorf("%d ClusterProfiles and ClusterSummaries left %s after their deletion (log: %s) %s", left,
+				deployWait, shared.addon.LogPath, strings.Join(notes, "; "))
 			break
 		}
 		time.Sleep(500 * time.Millisecond)

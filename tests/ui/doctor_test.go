@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,24 +35,36 @@ func doctor(t *testing.T, args ...string) (int, string) {
 	return code, out.String() + errOut.String()
 }
 
-// diagnosis runs kof doctor -o json and decodes it.
+// diagnosis runs kof doctor -o json and decodes it; any failure fails the test.
 func diagnosis(t *testing.T, args ...string) (int, *diagnose.Diagnosis) {
 	t.Helper()
+	code, d, err := tryDiagnosis(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, d
+}
+
+// tryDiagnosis runs kof doctor -o json and decodes it. Errors: the binary cannot run, or its output is no diagnosis
+// (a read of the cluster that failed: the error carries kof doctor's stderr).
+func tryDiagnosis(args ...string) (int, *diagnose.Diagnosis, error) {
 	cmd := exec.Command(shared.kof, append([]string{"doctor", "-o", "json", "--kubeconfig",
 		shared.session.ControlPlane.Kubeconfig}, args...)...)
 	cmd.Dir = shared.root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("run kof doctor: %v", err)
+		return 0, nil, fmt.Errorf("run kof doctor: %w", err)
 	}
 	var d diagnose.Diagnosis
 	if err := json.Unmarshal(out, &d); err != nil {
-		t.Fatalf("kof doctor -o json: %v\n%s", err, out)
+		return code, nil, fmt.Errorf("kof doctor -o json (exit %d): %v\n%s%s", code, err, out, stderr.String())
 	}
-	return code, &d
+	return code, &d, nil
 }
 
 // wrong lists the error and warning findings of the clusters named (all but those when except is set), except
@@ -87,9 +100,11 @@ func settled(t *testing.T, broken ...string) *diagnose.Diagnosis {
 	t.Helper()
 	deadline := time.Now().Add(settleWait)
 	for {
-		_, d := diagnosis(t)
-		bad := wrong(d, broken, true)
-		if len(bad) == 0 {
+		_, d, err := tryDiagnosis()
+		var bad []string
+		if err != nil {
+			bad = []string{err.Error()} // the cluster may be readable on the next try
+		} else if bad = wrong(d, broken, true); len(bad) == 0 {
 			return d
 		}
 		if time.Now().After(deadline) {

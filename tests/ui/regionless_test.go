@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/internal/harness"
 )
@@ -42,20 +43,25 @@ func deleteDeployments(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range list.Items {
-		if err := c.Delete(context.Background(), &list.Items[i]); err != nil {
+		if err := client.IgnoreNotFound(c.Delete(context.Background(), &list.Items[i])); err != nil {
 			t.Fatal(err)
 		}
 	}
 	deadline := time.Now().Add(settleWait)
 	for {
-		if err := c.List(context.Background(), list); err != nil {
+		err := c.List(context.Background(), list)
+		if err != nil && !harness.Retryable(err) {
 			t.Fatal(err)
 		}
-		if len(list.Items) == 0 {
+		if err == nil && len(list.Items) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d ClusterDeployments still exist %s after deletion", len(list.Items), settleWait)
+			var left []string
+			for _, cd := range list.Items {
+				left = append(left, cd.GetNamespace()+"/"+cd.GetName())
+			}
+			t.Fatalf("ClusterDeployments %v still exist %s after deletion (last list error: %v)", left, settleWait, err)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}

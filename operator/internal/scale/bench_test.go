@@ -199,13 +199,26 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 }
 
 // steadyProcess waits until ns holds the VMUsers of nr admins and nc children and the operator process made no
-// write for quiet; it returns when the last write was seen.
+// write for quiet; it returns when the last write was seen (settle).
 func steadyProcess(ctx context.Context, p *process, ns string, nr, nc int, quiet time.Duration) (time.Time, error) {
+	return settle(ctx, p.counts.writes.Load, p.exited, ns, nr, nc, quiet, 100*time.Millisecond)
+}
+
+// settle polls every poll until ns holds the VMUsers of nr admins and nc children and writes() has not changed for
+// quiet, and returns when it last changed. A failed list is pending (the API server is busy during a burst); the
+// end of exited (nil: never) fails at once; the 20-minute timeout names the last counts or list error.
+func settle(ctx context.Context, writes func() int64, exited <-chan struct{}, ns string, nr, nc int,
+	quiet, poll time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(20 * time.Minute)
-	last, lastChange := p.counts.writes.Load(), time.Now()
+	last, lastChange := writes(), time.Now()
+	note := "no read yet"
 	for time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
-		if w := p.counts.writes.Load(); w != last {
+		select {
+		case <-exited:
+			return time.Time{}, fmt.Errorf("the operator process ended while %s settled (%s)", ns, note)
+		case <-time.After(poll):
+		}
+		if w := writes(); w != last {
 			last, lastChange = w, time.Now()
 			continue
 		}
@@ -214,17 +227,20 @@ func steadyProcess(ctx context.Context, p *process, ns string, nr, nc int, quiet
 		}
 		var users vmapi.VMUserList
 		if err := env.Client.List(ctx, &users, client.InNamespace(ns)); err != nil {
-			return time.Time{}, err
+			note = "list VMUsers: " + err.Error()
+			continue
 		}
 		var cms corev1.ConfigMapList
 		if err := env.Client.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{kofv1.RegionalClusterNameLabel}); err != nil {
-			return time.Time{}, err
+			note = "list regional ConfigMaps: " + err.Error()
+			continue
 		}
+		note = fmt.Sprintf("%d of %d VMUsers, %d of %d regional ConfigMaps", len(users.Items), nr+nc, len(cms.Items), nc)
 		if len(users.Items) == nr+nc && len(cms.Items) == nc {
 			return lastChange, nil
 		}
 	}
-	return time.Time{}, fmt.Errorf("no steady state in %s", ns)
+	return time.Time{}, fmt.Errorf("no steady state in %s within 20 minutes: %s", ns, note)
 }
 
 // touchAnnotation is set on every child by touch: a change that matters to nothing the operator writes.

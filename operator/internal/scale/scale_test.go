@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -35,7 +34,6 @@ import (
 	"kof.dev/kof/operator/internal/controller/regional"
 	"kof.dev/kof/operator/internal/testenv"
 	"kof.dev/kof/operator/names"
-	"kof.dev/kof/operator/vmapi"
 )
 
 var env *testenv.Env
@@ -201,34 +199,6 @@ func createAll(ctx context.Context, objs []client.Object) error {
 	wg.Wait()
 	close(errs)
 	return <-errs
-}
-
-// steady waits until ns holds the VMUsers of nr admins and nc children and the operator made no write for quiet.
-func steady(ctx context.Context, op *operator, ns string, nr, nc int, quiet time.Duration) error {
-	deadline := time.Now().Add(20 * time.Minute)
-	last, lastChange := op.writes.Load(), time.Now()
-	for time.Now().Before(deadline) {
-		time.Sleep(250 * time.Millisecond)
-		if w := op.writes.Load(); w != last {
-			last, lastChange = w, time.Now()
-			continue
-		}
-		if time.Since(lastChange) < quiet {
-			continue
-		}
-		var users vmapi.VMUserList
-		if err := env.Client.List(ctx, &users, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		var cms corev1.ConfigMapList
-		if err := env.Client.List(ctx, &cms, client.InNamespace(ns), client.HasLabels{kofv1.RegionalClusterNameLabel}); err != nil {
-			return err
-		}
-		if len(users.Items) == nr+nc && len(cms.Items) == nc {
-			return nil
-		}
-	}
-	return fmt.Errorf("no steady state in %s", ns)
 }
 
 // resync reconciles every ClusterDeployment and regional ConfigMap of ns once, directly, and returns the writes it
