@@ -178,56 +178,63 @@ build_set() (
 )
 
 PLAN="$ROOT/ci/tools/targets.tsv"
-# Every ci/tools/*.sh has a row in the plan and every row a script: a tool the plan lacks would never be built.
-for f in "$ROOT"/ci/tools/*.sh; do
-  t="$(basename "$f" .sh)"
-  [ -n "$(minutes "$t")" ] || { echo "ci/tools.sh: ci/tools/$t.sh has no row in $PLAN" >&2; exit 2; }
-done
-tools=()
-if [ "${1:-}" = "--for" ]; then
-  [ -n "${2:-}" ] || { echo "usage: ci/tools.sh --for TARGET" >&2; exit 2; }
-  mapfile -t tools < <(awk -F'\t' -v g="$2" '!/^#/ && NF >= 3 {n = split($3, ts, " "); for (i = 1; i <= n; i++) if (ts[i] == g) print $1}' "$PLAN")
-  [ ${#tools[@]} -gt 0 ] || { echo "ci/tools.sh: no tool of $PLAN is for target '$2'" >&2; exit 2; }
-elif [ $# -gt 0 ]; then
-  tools=("$@")
-else
-  mapfile -t tools < <(awk -F'\t' '!/^#/ && NF >= 3 {print $1}' "$PLAN")
-fi
 
-# The module's own dependencies, downloaded here with their output in a log, so the `go run` and `go test` of the
-# target print none of it.
-mkdir -p "$CACHE/logs"
-start=$SECONDS
-(cd "$ROOT" && go mod download -x) >"$CACHE/logs/kof-modules.log" 2>&1 || {
-  echo "ci/tools.sh: go mod download failed; last lines of $CACHE/logs/kof-modules.log:" >&2
-  tail -n 25 "$CACHE/logs/kof-modules.log" >&2
-  exit 1
+# main [--for TARGET | tool...]: the whole run, in one function so that bash has read all of it before it starts
+# (an edit of this file during a long build cannot change what the running build does).
+main() {
+  # Every ci/tools/*.sh has a row in the plan and every row a script: a tool the plan lacks would never be built.
+  for f in "$ROOT"/ci/tools/*.sh; do
+    t="$(basename "$f" .sh)"
+    [ -n "$(minutes "$t")" ] || { echo "ci/tools.sh: ci/tools/$t.sh has no row in $PLAN" >&2; exit 2; }
+  done
+  tools=()
+  if [ "${1:-}" = "--for" ]; then
+    [ -n "${2:-}" ] || { echo "usage: ci/tools.sh --for TARGET" >&2; exit 2; }
+    mapfile -t tools < <(awk -F'\t' -v g="$2" '!/^#/ && NF >= 3 {n = split($3, ts, " "); for (i = 1; i <= n; i++) if (ts[i] == g) print $1}' "$PLAN")
+    [ ${#tools[@]} -gt 0 ] || { echo "ci/tools.sh: no tool of $PLAN is for target '$2'" >&2; exit 2; }
+  elif [ $# -gt 0 ]; then
+    tools=("$@")
+  else
+    mapfile -t tools < <(awk -F'\t' '!/^#/ && NF >= 3 {print $1}' "$PLAN")
+  fi
+
+  # The module's own dependencies, downloaded here with their output in a log, so the `go run` and `go test` of the
+  # target print none of it.
+  mkdir -p "$CACHE/logs"
+  start=$SECONDS
+  (cd "$ROOT" && go mod download -x) >"$CACHE/logs/kof-modules.log" 2>&1 || {
+    echo "ci/tools.sh: go mod download failed; last lines of $CACHE/logs/kof-modules.log:" >&2
+    tail -n 25 "$CACHE/logs/kof-modules.log" >&2
+    exit 1
+  }
+  [ $((SECONDS - start)) -lt 3 ] || say "downloaded KOF's module dependencies in $((SECONDS - start)) s (log: $CACHE/logs/kof-modules.log)"
+
+  missing=()
+  for t in "${tools[@]}"; do
+    line="$(status "$t")"
+    [ -z "$line" ] || missing+=("$line")
+  done
+  [ ${#missing[@]} -gt 0 ] || exit 0
+
+  total=0 list=""
+  for m in "${missing[@]}"; do
+    t="${m%%$'\t'*}"; n="$(minutes "$t")"; total=$((total + n)); list+=" $t (~${n}m)"
+  done
+  say "to build once per machine, about $total min on two idle cores:$list; cached in $CACHE"
+  # One build per group, in the plan's order, KOF_TOOLS_JOBS (default 2) at once: one build's module downloads and
+  # single-threaded link overlap another's compiling.
+  jobs_max="${KOF_TOOLS_JOBS:-2}"
+  mapfile -t groups < <(printf '%s\n' "${missing[@]}" | awk -F'\t' '!seen[$3]++ {print $3}')
+  pids=() fail=0
+  for g in "${groups[@]}"; do
+    mapfile -t members < <(printf '%s\n' "${missing[@]}" | awk -F'\t' -v g="$g" '$3 == g {print $1}')
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || fail=1; done
+    build_set "${members[@]}" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || fail=1; done
+  [ "$fail" = 0 ] || { echo "ci/tools.sh: some tools failed to build (messages above)" >&2; exit 1; }
+  say "every tool is built"
 }
-[ $((SECONDS - start)) -lt 3 ] || say "downloaded KOF's module dependencies in $((SECONDS - start)) s (log: $CACHE/logs/kof-modules.log)"
 
-missing=()
-for t in "${tools[@]}"; do
-  line="$(status "$t")"
-  [ -z "$line" ] || missing+=("$line")
-done
-[ ${#missing[@]} -gt 0 ] || exit 0
-
-total=0 list=""
-for m in "${missing[@]}"; do
-  t="${m%%$'\t'*}"; n="$(minutes "$t")"; total=$((total + n)); list+=" $t (~${n}m)"
-done
-say "to build once per machine, about $total min on two idle cores:$list; cached in $CACHE"
-# One build per group, in the plan's order, KOF_TOOLS_JOBS (default 2) at once: one build's module downloads and
-# single-threaded link overlap another's compiling.
-jobs_max="${KOF_TOOLS_JOBS:-2}"
-mapfile -t groups < <(printf '%s\n' "${missing[@]}" | awk -F'\t' '!seen[$3]++ {print $3}')
-pids=() fail=0
-for g in "${groups[@]}"; do
-  mapfile -t members < <(printf '%s\n' "${missing[@]}" | awk -F'\t' -v g="$g" '$3 == g {print $1}')
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || fail=1; done
-  build_set "${members[@]}" &
-  pids+=($!)
-done
-for p in "${pids[@]}"; do wait "$p" || fail=1; done
-[ "$fail" = 0 ] || { echo "ci/tools.sh: some tools failed to build (messages above)" >&2; exit 1; }
-say "every tool is built"
+main "$@"; exit $?
