@@ -37,7 +37,7 @@ crds: ## Generate the third-party CRDs from their upstream Go types into bin/crd
 .PHONY: build
 build: ## Build the kof CLI and the kof-operator into bin/.
 	$(GO) build -o $(BIN)/kof ./tools/kof
-	$(GO) build -o $(BIN)/kof-operator ./operator/cmd/kof-operator
+	$(GO) build -o $(BIN)/kof-operator ./cmd/kof-operator
 
 .PHONY: generate
 generate: ## Regenerate CRDs, RBAC, deepcopy, chart schemas, chart READMEs and install bundles.
@@ -80,7 +80,7 @@ demo: ## Install KOF on a local control plane and show what every cluster receiv
 	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
 
 .PHONY: images
-images: ## Build an OCI image per operator/cmd binary: an OCI layout in out/images, or pushed to REGISTRY.
+images: ## Build an OCI image per binary of cmd/: an OCI layout in out/images, or pushed to REGISTRY.
 	@REGISTRY="$(REGISTRY)" VERSION="$(VERSION)" PLAIN_HTTP="$(PLAIN_HTTP)" OUT="$(OUT)" bash ci/release.sh images
 
 .PHONY: release

@@ -54,15 +54,15 @@ bench ./chartlib/render/ 'BenchmarkRepositoryChartFromDisk$|BenchmarkHelmTemplat
 bench ./chartlib/fleet/ 'BenchmarkFleet$|BenchmarkHelmTemplateFleet$' 1x
 bench ./chartlib/sveltos/ . 1s
 bench ./chartlib/validate/ . 1s
-bench ./chartlib/diagnose/ 'BenchmarkDiagnose' 10x
+bench ./doctor/diagnose/ 'BenchmarkDiagnose' 10x
 bench ./tests/charts/mgmt/ . 1s
 bench ./tests/charts/remote/ . 1s
 bench ./operator/rules/ . 1x
 bench ./operator/promxy/ . 1x
 bench ./operator/internal/scale/ . 1x
-bench ./operator/columnar/ . 3x
-bench ./operator/coldstorage/ . 3x
-bench ./operator/auditlog/ . 3x
+bench ./exporters/columnar/ . 3x
+bench ./exporters/coldstorage/ . 3x
+bench ./exporters/auditlog/ . 3x
 
 echo
 echo "== comparisons (same run)"

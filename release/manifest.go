@@ -27,7 +27,7 @@ type Manifest struct {
 
 // ImageEntry is one published image.
 type ImageEntry struct {
-	// Name is the image name (the binary's name under operator/cmd).
+	// Name is the image name (the binary's name under cmd/).
 	Name string `json:"name"`
 	// Repository is `<Registry>/<name>`; Tag the version; Digest the image index digest.
 	Repository string `json:"repository"`

@@ -144,7 +144,7 @@ func (p *pinner) imageBlock(n *yaml.Node, path []string) bool {
 		}
 		sort.Strings(names)
 		p.errs = append(p.errs, fmt.Errorf("%s: image %s is not built by this repository (images: %s); add "+
-			"operator/cmd/%s or name one of them", where, full, strings.Join(names, ", "), name))
+			"cmd/%s or name one of them", where, full, strings.Join(names, ", "), name))
 		return true
 	}
 	tag, digest := child(n, KeyTag), child(n, KeyDigest)

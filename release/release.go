@@ -33,7 +33,7 @@ const (
 
 // Options configures Images and Publish.
 type Options struct {
-	// Root is the module root (go.mod, charts/, operator/cmd/).
+	// Root is the module root (go.mod, charts/, cmd/).
 	Root string
 	// Version is the release version: a semantic version without build metadata (image tags allow no `+`).
 	Version string
@@ -111,7 +111,7 @@ func published(registry, imageName, version, digest string) Published {
 	return Published{Registry: host, Repository: repo, Tag: version, Digest: digest}
 }
 
-// BuildImages builds the image of every binary under operator/cmd (image.Commands) for o.Platforms, with the OCI
+// BuildImages builds the image of every binary under cmd/ (image.Commands) for o.Platforms, with the OCI
 // labels of o. Binaries go to a temporary folder removed afterwards. Errors name the image and the step.
 func BuildImages(ctx context.Context, o Options) ([]*image.Image, error) {
 	names, err := image.Commands(o.Root)

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/xeipuuv/gojsonschema"
 
-	"kof.dev/kof/chartlib/golden"
+	"kof.dev/kof/internal/golden"
 )
 
 func TestGenerateGolden(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // OperatorPackage is the Go package of the kof-operator binary, relative to the module root.
-const OperatorPackage = "./operator/cmd/kof-operator"
+const OperatorPackage = "./cmd/kof-operator"
 
 // operatorContainer is the container of the kof-mothership operator Deployment that runs kof-operator.
 const operatorContainer = "manager"

@@ -1,5 +1,9 @@
 // Package testproc runs the programs of bin/ (built by `make tools`) as processes of a test: started on loopback,
-// logged into the test's folder, waited for over HTTP, and stopped when the test ends. It is test support only.
+// logged into the test's folder, waited for over HTTP, and stopped when the test ends (Start, Process). It also
+// starts the real servers the exporter and storage tests write to, each with a temporary data folder (StartServer,
+// Server): VictoriaMetrics single-node, VictoriaLogs single-node and MinIO, stopped by Stop (registered with
+// t.Cleanup by the T helpers). Every program started dies with the test process (proc.DieWithParent). It is test
+// support only.
 package testproc
 
 import (

@@ -38,7 +38,7 @@ const (
 	// to when the image has no CA files (TLS to S3, storage and the Kubernetes API of remote clusters).
 	CARootsPackage = "golang.org/x/crypto/x509roots/fallback"
 	// CommandsDir holds one folder per in-cluster binary, relative to the module root; each gets an image.
-	CommandsDir = "operator/cmd"
+	CommandsDir = "cmd"
 )
 
 // Platform is one OS and architecture an image is built for.
@@ -79,7 +79,7 @@ type Spec struct {
 	// Name is the image name (the last element of its repository), e.g. `kof-operator`.
 	Name string
 	// Package is the main package to build, as `go build` takes it from the module root (e.g.
-	// `./operator/cmd/kof-operator`).
+	// `./cmd/kof-operator`).
 	Package string
 	// Platforms to build; empty means DefaultPlatforms().
 	Platforms []Platform
@@ -354,5 +354,5 @@ func Commands(root string) ([]string, error) {
 	return out, nil
 }
 
-// PackageOf returns the `go build` package argument of the binary name: `./operator/cmd/<name>`.
+// PackageOf returns the `go build` package argument of the binary name: `./cmd/<name>`.
 func PackageOf(name string) string { return "./" + CommandsDir + "/" + name }

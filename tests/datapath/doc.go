@@ -1,7 +1,7 @@
 // Package datapath proves the data path of KOF on one machine with the real programs: the collector config that
 // `kof render` produces for a cluster runs in the KOF collector distribution (bin/otelcol) and its metrics, logs and
 // audit logs reach a real vmauth, configured from the VMUsers KOF's operator writes (operator/outputs, translated by
-// chartlib/vmauth as the VictoriaMetrics operator does), and behind it real VictoriaMetrics and VictoriaLogs.
+// internal/vmauth as the VictoriaMetrics operator does), and behind it real VictoriaMetrics and VictoriaLogs.
 //
 // Only what needs a kubelet, a node or a cluster network is replaced (see docs/collector.md, "Data path test"):
 // the kubeletstats and control-plane scrape receivers give way to a scrape of the collector's own metrics, the host

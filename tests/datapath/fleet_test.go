@@ -12,7 +12,7 @@ import (
 	"kof.dev/kof/chartlib/collector"
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/chartlib/manifest"
-	"kof.dev/kof/chartlib/vmauth"
+	"kof.dev/kof/internal/vmauth"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
@@ -146,7 +146,7 @@ func (r *rendered) secret(t *testing.T, s *fleet.Service, name, key string) stri
 }
 
 // vmauthConfig returns the vmauth config of a regional's vmauth serving the given bundles: the VMUsers the operator
-// writes (outputs.VMUser) with the passwords of their credentials Secrets, translated by chartlib/vmauth.
+// writes (outputs.VMUser) with the passwords of their credentials Secrets, translated by internal/vmauth.
 func (r *rendered) vmauthConfig(t *testing.T, bundles ...bundleRef) []byte {
 	t.Helper()
 	var users []vmauth.User

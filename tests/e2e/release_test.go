@@ -113,7 +113,7 @@ func runMake(t *testing.T, target string, vars ...string) {
 	}
 }
 
-// checkPublishedImages checks every image of the manifest: one per operator/cmd binary, its tag served at its
+// checkPublishedImages checks every image of the manifest: one per binary of cmd/, its tag served at its
 // digest, its index a KOF image (image.Verify, from the registry's bytes), its SBOM file intact and about it.
 func checkPublishedImages(t *testing.T, ctx context.Context, m *release.Manifest, remote image.Remote, out string) {
 	t.Helper()
@@ -150,7 +150,7 @@ func checkPublishedImages(t *testing.T, ctx context.Context, m *release.Manifest
 	}
 	sort.Strings(got)
 	if strings.Join(got, ",") != strings.Join(names, ",") {
-		t.Errorf("release images %v, want one per operator/cmd binary %v", got, names)
+		t.Errorf("release images %v, want one per binary of cmd/ %v", got, names)
 	}
 }
 

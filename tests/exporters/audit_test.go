@@ -20,20 +20,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/operator/bucket"
-	"kof.dev/kof/operator/evidence"
-	"kof.dev/kof/operator/testserver"
-	"kof.dev/kof/operator/window"
+	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/evidence"
+	"kof.dev/kof/exporters/window"
+	"kof.dev/kof/internal/testproc"
 )
 
 // TestAuditLogsChartRunsTheExporter follows the user guide: the S3 and signing key Secrets, `helm upgrade -i` of
 // the chart, then the CronJob's job template run for real (env and the Secret volume as the kubelet would mount
 // it) against VictoriaLogs and MinIO; the window's three objects exist and the trail verifies.
 func TestAuditLogsChartRunsTheExporter(t *testing.T) {
-	vl, minio := testserver.VictoriaLogs(t), testserver.MinIO(t)
+	vl, minio := testproc.VictoriaLogs(t), testproc.MinIO(t)
 	ctx := context.Background()
 	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit", UsePathStyle: true,
-		AccessKey: testserver.MinIOAccessKey, SecretKey: testserver.MinIOSecretKey})
+		AccessKey: testproc.MinIOAccessKey, SecretKey: testproc.MinIOSecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestAuditLogsChartRunsTheExporter(t *testing.T) {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(priv)
 	createSecret(t, "audit-logs-exporter-signing-key", map[string]string{"signing.key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
-	createSecret(t, "audit-logs-exporter-s3-credentials", map[string]string{"S3_ACCESS_KEY": testserver.MinIOAccessKey, "S3_SECRET_KEY": testserver.MinIOSecretKey})
+	createSecret(t, "audit-logs-exporter-s3-credentials", map[string]string{"S3_ACCESS_KEY": testproc.MinIOAccessKey, "S3_SECRET_KEY": testproc.MinIOSecretKey})
 	rel, err := helm().Install(ctx, installRelease("audit-logs-exporter", map[string]any{
 		"endpoint": vl.URL,
 		"s3":       map[string]any{"bucket": "kof-audit", "endpoint": minio.URL, "usePathStyle": true, "existingSecret": "audit-logs-exporter-s3-credentials"},
@@ -66,7 +66,7 @@ func TestAuditLogsChartRunsTheExporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(rel.Manifest, "PRIVATE KEY") || strings.Contains(rel.Manifest, testserver.MinIOSecretKey) {
+	if strings.Contains(rel.Manifest, "PRIVATE KEY") || strings.Contains(rel.Manifest, testproc.MinIOSecretKey) {
 		t.Fatal("key material in the Helm release manifest")
 	}
 	var cj batchv1.CronJob

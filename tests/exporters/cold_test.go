@@ -14,20 +14,20 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/operator/bucket"
-	"kof.dev/kof/operator/coldstorage"
-	"kof.dev/kof/operator/testserver"
-	"kof.dev/kof/operator/window"
+	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/coldstorage"
+	"kof.dev/kof/exporters/window"
+	"kof.dev/kof/internal/testproc"
 )
 
 // TestColdStorageChartRunsTheExporter follows the user guide: the credentials Secret, `helm upgrade -i` of the
 // chart with the guide's values, then the CronJob's job template run for real (the binary with the documented env)
 // against VictoriaMetrics and MinIO; the newest closed hour lands at the documented key with its marker.
 func TestColdStorageChartRunsTheExporter(t *testing.T) {
-	vm, minio := testserver.VictoriaMetrics(t), testserver.MinIO(t)
+	vm, minio := testproc.VictoriaMetrics(t), testproc.MinIO(t)
 	ctx := context.Background()
 	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-cold", UsePathStyle: true,
-		AccessKey: testserver.MinIOAccessKey, SecretKey: testserver.MinIOSecretKey})
+		AccessKey: testproc.MinIOAccessKey, SecretKey: testproc.MinIOSecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	}
 
 	createSecret(t, "cold-storage-exporter-s3-credentials", map[string]string{
-		"S3_ACCESS_KEY": testserver.MinIOAccessKey, "S3_SECRET_KEY": testserver.MinIOSecretKey,
+		"S3_ACCESS_KEY": testproc.MinIOAccessKey, "S3_SECRET_KEY": testproc.MinIOSecretKey,
 	})
 	rel, err := helm().Install(ctx, installRelease("cold-storage-exporter", map[string]any{
 		"sources":   "metrics",
@@ -63,7 +63,7 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(rel.Manifest, testserver.MinIOSecretKey) {
+	if strings.Contains(rel.Manifest, testproc.MinIOSecretKey) {
 		t.Fatal("the S3 secret key is in the Helm release manifest")
 	}
 	var cj batchv1.CronJob
@@ -82,7 +82,7 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"streaming parquet to S3","key":"`+key+`"`) {
 		t.Errorf("logs lack the user guide's line for %s:\n%s", key, logs.String())
 	}
-	if strings.Contains(logs.String(), testserver.MinIOSecretKey) {
+	if strings.Contains(logs.String(), testproc.MinIOSecretKey) {
 		t.Error("the S3 secret key is in the exporter's logs")
 	}
 	for _, k := range []string{key, filepath.Dir(key) + "/" + coldstorage.SuccessName} {

@@ -35,14 +35,13 @@ import (
 
 	"kof.dev/kof/chartlib/collector"
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/exporters/auditlog"
+	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/evidence"
+	"kof.dev/kof/exporters/victoria"
+	"kof.dev/kof/exporters/window"
 	"kof.dev/kof/internal/proc"
 	"kof.dev/kof/internal/testproc"
-	"kof.dev/kof/operator/auditlog"
-	"kof.dev/kof/operator/bucket"
-	"kof.dev/kof/operator/evidence"
-	"kof.dev/kof/operator/testserver"
-	"kof.dev/kof/operator/victoria"
-	"kof.dev/kof/operator/window"
 )
 
 // auditPipeline is the node collector's audit log pipeline (charts/kof-collectors, templates/_collectors.tpl).
@@ -64,7 +63,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 	if _, err := os.Stat(otelcol); err != nil {
 		t.Fatalf("bin/otelcol: %v (run make tools)", err)
 	}
-	vl, minio := testserver.VictoriaLogs(t), testserver.MinIO(t)
+	vl, minio := testproc.VictoriaLogs(t), testproc.MinIO(t)
 	ctx := context.Background()
 	awayFromHourEnd(t, 4*time.Minute)
 	h := window.Of(time.Now())
@@ -82,7 +81,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 	}
 
 	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit-trail", UsePathStyle: true,
-		AccessKey: testserver.MinIOAccessKey, SecretKey: testserver.MinIOSecretKey})
+		AccessKey: testproc.MinIOAccessKey, SecretKey: testproc.MinIOSecretKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +96,8 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 	}
 	env := map[string]string{
 		auditlog.EnvLogsURL: vl.URL, auditlog.EnvS3Bucket: "kof-audit-trail", auditlog.EnvS3Endpoint: minio.URL,
-		auditlog.EnvS3UsePathStyle: "true", auditlog.EnvS3AccessKey: testserver.MinIOAccessKey,
-		auditlog.EnvS3SecretKey: testserver.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
+		auditlog.EnvS3UsePathStyle: "true", auditlog.EnvS3AccessKey: testproc.MinIOAccessKey,
+		auditlog.EnvS3SecretKey: testproc.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
 	}
 	cfg, err := auditlog.FromEnv(func(k string) string { return env[k] }, os.ReadFile)
 	if err != nil {
@@ -120,7 +119,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 		t.Fatalf("go build ./tools/kof: %v\n%s", err, out)
 	}
 	verify := exec.Command(kof, "audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "kof-audit-trail", "--path-style")
-	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+testserver.MinIOAccessKey, "S3_SECRET_KEY="+testserver.MinIOSecretKey)
+	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+testproc.MinIOAccessKey, "S3_SECRET_KEY="+testproc.MinIOSecretKey)
 	out, err := verify.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kof audit verify: %v\n%s", err, out)

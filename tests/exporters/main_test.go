@@ -68,11 +68,11 @@ func run(m *testing.M) int {
 	return code
 }
 
-// buildBinary builds operator/cmd/<name> into the package's work folder and returns its path.
+// buildBinary builds cmd/<name> into the package's work folder and returns its path.
 func buildBinary(t *testing.T, name string) string {
 	t.Helper()
 	out := filepath.Join(bins, name)
-	cmd := exec.Command("go", "build", "-o", out, "./operator/cmd/"+name)
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if b, err := cmd.CombinedOutput(); err != nil {

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/fleet"
-	"kof.dev/kof/chartlib/golden"
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/internal/golden"
 )
 
 // chartsDir is the repository's charts directory.
@@ -91,7 +91,7 @@ func mustRender(t testing.TB, name string) *fleet.Fleet {
 }
 
 // goldens collects the `kof render` tree of every scenario; TestMain compares them with the store under
-// testdata/golden once all tests ran (chartlib/golden: each distinct object stored once; `-update` rewrites it).
+// testdata/golden once all tests ran (internal/golden: each distinct object stored once; `-update` rewrites it).
 var goldens = golden.NewTree(filepath.Join("testdata", "golden"))
 
 // TestMain runs the tests, then checks the golden store.

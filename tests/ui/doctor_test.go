@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"kof.dev/kof/chartlib/diagnose"
+	"kof.dev/kof/doctor/diagnose"
 )
 
 // settleWait bounds the wait for the operator to finish reacting to the last change before the doctor's verdict.

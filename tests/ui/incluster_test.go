@@ -31,8 +31,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"kof.dev/kof/chartlib/diagnose"
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/doctor/diagnose"
 )
 
 // Names of the kof-mothership release the scenario installs and of its kof-ui objects.

@@ -159,10 +159,10 @@ func (e *env) create(ctx context.Context, path string) error {
 func (e *env) build(ctx context.Context) error {
 	e.kof, e.kofUI = filepath.Join(e.work, "kof"), filepath.Join(e.work, "kof-ui")
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", e.work+string(filepath.Separator), "./tools/kof",
-		"./operator/cmd/kof-ui")
+		"./cmd/kof-ui")
 	cmd.Dir = e.root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./tools/kof ./operator/cmd/kof-ui: %w\n%s", err, out)
+		return fmt.Errorf("go build ./tools/kof ./cmd/kof-ui: %w\n%s", err, out)
 	}
 	return nil
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kof.dev/kof/operator/bucket"
-	"kof.dev/kof/operator/evidence"
+	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/evidence"
 )
 
 // newAuditCommand returns `kof audit` with `verify`.

@@ -14,18 +14,18 @@ import (
 	"testing"
 	"time"
 
-	"kof.dev/kof/operator/auditlog"
-	"kof.dev/kof/operator/bucket"
-	"kof.dev/kof/operator/evidence"
-	"kof.dev/kof/operator/testserver"
-	"kof.dev/kof/operator/window"
+	"kof.dev/kof/exporters/auditlog"
+	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/evidence"
+	"kof.dev/kof/exporters/window"
+	"kof.dev/kof/internal/testproc"
 )
 
 // TestAuditVerify exports two windows of audit records from a real VictoriaLogs into a real MinIO, then runs
 // `kof audit verify`: every window OK (exit 0); with a data byte changed, the window fails naming the problem
 // (exit 1); with a pinned key that did not sign, every window is an unknown key.
 func TestAuditVerify(t *testing.T) {
-	vl, minio := testserver.VictoriaLogs(t), testserver.MinIO(t)
+	vl, minio := testproc.VictoriaLogs(t), testproc.MinIO(t)
 	hours := []window.Hour{window.Of(time.Date(2026, 6, 29, 16, 0, 0, 0, time.UTC)), window.Of(time.Date(2026, 6, 29, 17, 0, 0, 0, time.UTC))}
 	var body strings.Builder
 	for i := 0; i < 20; i++ {
@@ -49,7 +49,7 @@ func TestAuditVerify(t *testing.T) {
 	}
 	env := map[string]string{
 		auditlog.EnvLogsURL: vl.URL, auditlog.EnvS3Bucket: "audit", auditlog.EnvS3Endpoint: minio.URL, auditlog.EnvS3UsePathStyle: "true",
-		auditlog.EnvS3AccessKey: testserver.MinIOAccessKey, auditlog.EnvS3SecretKey: testserver.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
+		auditlog.EnvS3AccessKey: testproc.MinIOAccessKey, auditlog.EnvS3SecretKey: testproc.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
 	}
 	cfg, err := auditlog.FromEnv(func(k string) string { return env[k] }, os.ReadFile)
 	if err != nil {
@@ -70,8 +70,8 @@ func TestAuditVerify(t *testing.T) {
 	if res := e.RunWindows(ctx, hours); res.Exported != 2 || len(res.Failed) > 0 {
 		t.Fatalf("export: %+v", res)
 	}
-	t.Setenv("S3_ACCESS_KEY", testserver.MinIOAccessKey)
-	t.Setenv("S3_SECRET_KEY", testserver.MinIOSecretKey)
+	t.Setenv("S3_ACCESS_KEY", testproc.MinIOAccessKey)
+	t.Setenv("S3_SECRET_KEY", testproc.MinIOSecretKey)
 	args := []string{"audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "audit", "--path-style"}
 	code, out, errOut := kof(t, args...)
 	if code != exitClean || strings.Count(out, " OK\n") != 2 || !strings.Contains(out, "tenant-audit-log  acme    2026-06-29T16Z  10") {

@@ -6,10 +6,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kof.dev/kof/chartlib/bundle"
+	"kof.dev/kof/release/bundle"
 )
 
-// newBundleCommand returns `kof bundle`: builds dist/install-crds.yaml and dist/install.yaml with chartlib/bundle.
+// newBundleCommand returns `kof bundle`: builds dist/install-crds.yaml and dist/install.yaml with release/bundle.
 func newBundleCommand(s streams) *cobra.Command {
 	var configDir, outDir string
 	cmd := &cobra.Command{

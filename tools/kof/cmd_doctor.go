@@ -14,10 +14,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"kof.dev/kof/chartlib/diagnose"
 	"kof.dev/kof/chartlib/fleet"
 	"kof.dev/kof/chartlib/validate"
 	"kof.dev/kof/charts"
+	"kof.dev/kof/doctor/diagnose"
 )
 
 // Output formats of `kof doctor`.

@@ -22,7 +22,7 @@ type releaseFlags struct {
 
 func (f *releaseFlags) add(cmd *cobra.Command, defaultOut string) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.root, "root", ".", "module root (go.mod, charts/, operator/cmd/)")
+	fl.StringVar(&f.root, "root", ".", "module root (go.mod, charts/, cmd/)")
 	fl.StringVar(&f.version, "version", "", "release version: image tag, chart version and appVersion (semver)")
 	fl.StringVar(&f.revision, "revision", "", "commit of the build (OCI label org.opencontainers.image.revision)")
 	fl.StringVar(&f.source, "source", "", "source repository URL (OCI label org.opencontainers.image.source)")
@@ -58,8 +58,8 @@ func newImagesCommand(s streams) *cobra.Command {
 	var compileOnly bool
 	cmd := &cobra.Command{
 		Use:   "images",
-		Short: "Build an OCI image per operator/cmd binary: an OCI layout in --out, or pushed to --registry",
-		Long: `images builds every in-cluster binary (operator/cmd/<name>) for each platform without a container
+		Short: "Build an OCI image per binary of cmd/: an OCI layout in --out, or pushed to --registry",
+		Long: `images builds every in-cluster binary (cmd/<name>) for each platform without a container
 daemon and assembles one multi-platform OCI image per binary (release/image). Without --registry the images are
 written as one OCI image layout into --out; with --registry each is pushed as <registry>/<name>:<version>. The same
 commit, version and --source-date-epoch give the same digests. make images runs it.`,

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kof.dev/kof/chartlib/webui"
+	"kof.dev/kof/doctor/webui"
 )
 
 // uiShutdownGrace bounds the wait for open requests when `kof ui` stops.

@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"kof.dev/kof/chartlib/golden"
 	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/internal/golden"
 )
 
 // namespace is the release namespace, as in the user guide's `helm upgrade -i -n kof`.

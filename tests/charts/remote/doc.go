@@ -5,5 +5,5 @@
 // through the Sveltos emulator chartlib/sveltos (layer 2, double pass) and the result rendered with kof-storage or
 // kof-collectors. Each golden comes with semantic assertions, so that a regenerated golden cannot hide a regression.
 //
-// Regenerate the goldens with `go test ./tests/charts/remote/ -update` (the flag of chartlib/golden).
+// Regenerate the goldens with `go test ./tests/charts/remote/ -update` (the flag of internal/golden).
 package remote

@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"kof.dev/kof/chartlib/golden"
+	"kof.dev/kof/internal/golden"
 )
 
 // goldens collects every golden file of the package's tests; TestMain compares them with the store under
-// testdata/golden once all tests ran (chartlib/golden: each distinct object stored once; `-update` rewrites it).
+// testdata/golden once all tests ran (internal/golden: each distinct object stored once; `-update` rewrites it).
 var goldens = golden.NewTree(filepath.Join("testdata", "golden"))
 
 // TestMain runs the tests, then checks the golden store.

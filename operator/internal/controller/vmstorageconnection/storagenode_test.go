@@ -21,7 +21,6 @@ import (
 
 	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
-	"kof.dev/kof/operator/testserver"
 	"kof.dev/kof/operator/vmapi"
 )
 
@@ -31,7 +30,7 @@ import (
 // started with exactly DesiredFor's arguments (the Secret mount folder mapped to a local one) returns that line.
 // With the address passed as written, scheme included, the select node dials host `https` and fails.
 func TestStorageNodeFormQueries(t *testing.T) {
-	storage := testserver.VictoriaLogs(t)
+	storage := testproc.VictoriaLogs(t)
 	ingest(t, storage.URL)
 
 	dir := t.TempDir()
@@ -46,7 +45,7 @@ func TestStorageNodeFormQueries(t *testing.T) {
     url_prefix: "`+storage.URL+`/"
     drop_src_path_prefix_parts: 1
 `)
-	bins, err := testserver.BinDir()
+	bins, err := testproc.BinDir()
 	if err != nil {
 		t.Fatal(err)
 	}

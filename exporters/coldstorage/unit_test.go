@@ -1,0 +1,116 @@
+package coldstorage
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"kof.dev/kof/exporters/victoria"
+	"kof.dev/kof/exporters/window"
+)
+
+func TestFolder(t *testing.T) {
+	h := window.Of(time.Date(2026, 6, 29, 17, 30, 0, 0, time.UTC))
+	got := Folder("telemetry", "default", "mothership", h, Metrics) + DataName(Metrics)
+	want := "telemetry/tenant=default/cluster=mothership/dt=2026-06-29/hour=17/metrics/metrics.parquet"
+	if got != want {
+		t.Errorf("key = %s, want %s (the user guide's example)", got, want)
+	}
+	if got := PartitionValue("a/b c=d"); got != "a%2Fb%20c%3Dd" {
+		t.Errorf("PartitionValue = %s; a value must never add a folder level", got)
+	}
+}
+
+func TestGroupMapsMissingValues(t *testing.T) {
+	got := group(map[string][]string{"": {"c1", ""}, "default": {"c1"}, "acme": {"child", "child-adopted"}})
+	want := []Partition{
+		{Tenant: "acme", Cluster: "child", TenantValues: []string{"acme"}, ClusterValues: []string{"child"}},
+		{Tenant: "acme", Cluster: "child-adopted", TenantValues: []string{"acme"}, ClusterValues: []string{"child-adopted"}},
+		{Tenant: "default", Cluster: "c1", TenantValues: []string{"", "default"}, ClusterValues: []string{"c1"}},
+		{Tenant: "default", Cluster: "unknown", TenantValues: []string{""}, ClusterValues: []string{""}},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("group (-want +got):\n%s", d)
+	}
+}
+
+func TestSelectorsAreExact(t *testing.T) {
+	if got := matcher("cluster", []string{"child"}); got != `cluster="child"` {
+		t.Errorf("matcher = %s", got)
+	}
+	if got := matcher("tenant", []string{"", "a.b"}); got != `tenant=~"(?:|a\\.b)"` {
+		t.Errorf("matcher of two values = %s", got)
+	}
+	if got := filter("k8s.cluster.name", []string{"child"}); got != `"k8s.cluster.name":="child"` {
+		t.Errorf("filter = %s; a phrase filter would also match child-adopted", got)
+	}
+	if got := filter("tenant", []string{"", "default"}); got != `("tenant":="" or "tenant":="default")` {
+		t.Errorf("filter of two values = %s", got)
+	}
+	h := window.Of(time.Date(2026, 6, 29, 17, 0, 0, 0, time.UTC))
+	if got := victoria.TimeFilter(h); got != "_time:[2026-06-29T17:00:00Z, 2026-06-29T18:00:00Z)" {
+		t.Errorf("TimeFilter = %s; want half-open", got)
+	}
+}
+
+func TestStreamFields(t *testing.T) {
+	got := StreamFields(`{k8s.cluster.name="a,b",service.name="x\"}y"}`)
+	if d := cmp.Diff(map[string]bool{"k8s.cluster.name": true, "service.name": true}, got); d != "" {
+		t.Errorf("StreamFields (-want +got):\n%s", d)
+	}
+	if got := StreamFields("garbage"); len(got) != 0 {
+		t.Errorf("StreamFields(garbage) = %v, want none", got)
+	}
+}
+
+func FuzzStreamFields(f *testing.F) {
+	for _, s := range []string{`{a="b"}`, `{a="b\"",c="d"}`, `{`, `{=}`, `{a=}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) { _ = StreamFields(s) })
+}
+
+func TestFromEnvErrors(t *testing.T) {
+	env := map[string]string{
+		EnvSources: "metrics,metric", EnvMetricsURL: "vmselect:8481", EnvWindowDelay: "soon", EnvCatchUpHours: "0",
+		EnvS3UsePathStyle: "yes please",
+	}
+	_, err := FromEnv(func(k string) string { return env[k] })
+	if err == nil {
+		t.Fatal("want errors")
+	}
+	for _, want := range []string{`SOURCES: unknown source "metric"`, `METRICS_URL "vmselect:8481"`, `WINDOW_DELAY "soon"`,
+		`CATCH_UP_HOURS "0"`, `S3_USE_PATH_STYLE "yes please"`, "s3.bucket: required"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not mention %q:\n%v", want, err)
+		}
+	}
+}
+
+func TestLogAndSpanRows(t *testing.T) {
+	rec := &victoria.Record{Fields: []victoria.Label{
+		{Name: "_time", Value: "2026-06-29T17:00:00.123456789Z"}, {Name: "_msg", Value: "hello"},
+		{Name: "_stream", Value: `{k8s.cluster.name="c",service.name="api"}`}, {Name: "k8s.cluster.name", Value: "c"},
+		{Name: "service.name", Value: "api"}, {Name: "severity", Value: "WARN"}, {Name: "tenant", Value: "t"},
+	}}
+	row, err := LogOf(rec)
+	if err != nil || row.Timestamp.Nanosecond() != 123456789 || row.Body != "hello" || row.SeverityText != "WARN" ||
+		row.ServiceName != "api" || row.ResourceAttributes["k8s.cluster.name"] != "c" || row.LogAttributes["tenant"] != "t" ||
+		len(row.ResourceAttributes) != 2 || len(row.LogAttributes) != 1 {
+		t.Errorf("LogOf = %+v, %v", row, err)
+	}
+	if _, err := LogOf(&victoria.Record{Fields: []victoria.Label{{Name: "_time", Value: "yesterday"}}}); err == nil || !strings.Contains(err.Error(), "_time") {
+		t.Errorf("bad _time: %v; want an error naming the field", err)
+	}
+	span, err := SpanOf(&victoria.Record{Fields: []victoria.Label{
+		{Name: "start_time_unix_nano", Value: "1000"}, {Name: "end_time_unix_nano", Value: "4000"},
+		{Name: "resource_attr:service.name", Value: "svc"}, {Name: "span_attr:k", Value: "v"}, {Name: "event:0:name", Value: "e"},
+		{Name: "name", Value: "op"},
+	}})
+	if err != nil || span.DurationNanos != 3000 || span.ServiceName != "svc" || span.SpanAttributes["k"] != "v" ||
+		span.ExtraFields["event:0:name"] != "e" || span.SpanName != "op" {
+		t.Errorf("SpanOf = %+v, %v", span, err)
+	}
+}
