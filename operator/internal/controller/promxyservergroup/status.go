@@ -3,13 +3,8 @@ package promxyservergroup
 import (
 	"context"
 	"errors"
-	"fmt"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/internal/phase"
@@ -27,15 +22,9 @@ func Configured(generation int64, own phase.Outcome, outcomes []phase.Outcome) m
 		generation)
 }
 
-// statusFor returns the status c gives a group whose status is old.
-func statusFor(old kofv1.PromxyServerGroupStatus, c metav1.Condition) kofv1.PromxyServerGroupStatus {
-	st := *old.DeepCopy()
-	st.ObservedGeneration = c.ObservedGeneration
-	meta.SetStatusCondition(&st.Conditions, c)
-	ready := c
-	ready.Type = kofv1.ConditionReady
-	meta.SetStatusCondition(&st.Conditions, ready)
-	return st
+// statusFields are where a group keeps its observed generation and conditions (phase.PatchStatus).
+func statusFields(g *kofv1.PromxyServerGroup) (*int64, *[]metav1.Condition) {
+	return &g.Status.ObservedGeneration, &g.Status.Conditions
 }
 
 // Publish patches each group's status when it changed, and emits an Event when Ready changes. A group deleted
@@ -48,19 +37,9 @@ func (r *Reconciler) Publish(ctx context.Context, s *state, outcomes []phase.Out
 			continue
 		}
 		c := Configured(g.Generation, s.own[i], outcomes)
-		next := statusFor(g.Status, c)
-		if equality.Semantic.DeepEqual(next, g.Status) {
-			continue
-		}
-		before := meta.FindStatusCondition(g.Status.Conditions, kofv1.ConditionReady)
-		changed := phase.Changed(before, metav1.Condition{Type: kofv1.ConditionReady, Status: c.Status, Reason: c.Reason,
-			Message: c.Message})
-		base := g.DeepCopy()
-		g.Status = next
-		if err := r.Client.Status().Patch(ctx, g, client.MergeFrom(base)); err != nil {
-			if !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("patch status of PromxyServerGroup %s/%s: %w", g.Namespace, g.Name, err))
-			}
+		changed, err := phase.PatchStatus(ctx, r.Client, "PromxyServerGroup", g, statusFields, c)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		if changed {
