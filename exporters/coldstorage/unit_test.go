@@ -18,8 +18,8 @@ func TestFolder(t *testing.T) {
 	if got != want {
 		t.Errorf("key = %s, want %s (the user guide's example)", got, want)
 	}
-	if got := PartitionValue("a/b c=d"); got != "a%2Fb%20c%3Dd" {
-		t.Errorf("PartitionValue = %s; a value must never add a folder level", got)
+	if got := Folder("", "a/b c=d", "x", h, Logs); !strings.HasPrefix(got, "tenant=a%2Fb%20c%3Dd/cluster=x/") {
+		t.Errorf("Folder = %s; a value must never add a folder level", got)
 	}
 }
 

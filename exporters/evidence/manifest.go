@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"kof.dev/kof/exporters/bucket"
 	"kof.dev/kof/exporters/window"
 )
 
@@ -123,12 +124,12 @@ func ParseManifest(data []byte) (Manifest, error) {
 // Folder returns the window folder `audit/<stream>/<tenant>/YYYY/MM/DD/HH/`. The tenant is escaped so it can never
 // add a folder level (bytes other than letters, digits and `-_.` become `%XX`).
 func Folder(stream, tenant string, h window.Hour) string {
-	return Root + "/" + stream + "/" + escape(tenant) + "/" + h.Start.Format("2006/01/02/15") + "/"
+	return Root + "/" + stream + "/" + bucket.EscapeSegment(tenant) + "/" + h.Start.Format("2006/01/02/15") + "/"
 }
 
 // SeriesPrefix returns the folder of all windows of one stream and tenant.
 func SeriesPrefix(stream, tenant string) string {
-	return Root + "/" + stream + "/" + escape(tenant) + "/"
+	return Root + "/" + stream + "/" + bucket.EscapeSegment(tenant) + "/"
 }
 
 // ParseKey splits an object key of the layout into stream, tenant, window and object name; ok is false for keys
@@ -142,45 +143,9 @@ func ParseKey(key string) (stream, tenant string, h window.Hour, name string, ok
 	if err != nil {
 		return "", "", window.Hour{}, "", false
 	}
-	tn, err := unescape(parts[2])
+	tn, err := bucket.UnescapeSegment(parts[2])
 	if err != nil {
 		return "", "", window.Hour{}, "", false
 	}
 	return parts[1], tn, window.Of(t), parts[7], true
-}
-
-func escape(v string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' {
-			b.WriteByte(c)
-			continue
-		}
-		b.WriteByte('%')
-		b.WriteByte(hex[c>>4])
-		b.WriteByte(hex[c&15])
-	}
-	return b.String()
-}
-
-func unescape(v string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		if v[i] != '%' {
-			b.WriteByte(v[i])
-			continue
-		}
-		if i+2 >= len(v) {
-			return "", fmt.Errorf("bad escape in %q", v)
-		}
-		var c byte
-		if _, err := fmt.Sscanf(v[i+1:i+3], "%02X", &c); err != nil {
-			return "", fmt.Errorf("bad escape in %q", v)
-		}
-		b.WriteByte(c)
-		i += 2
-	}
-	return b.String(), nil
 }
