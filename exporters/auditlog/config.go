@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strconv"
 	"time"
 
 	"kof.dev/kof/exporters/bucket"
@@ -17,15 +16,15 @@ import (
 const (
 	EnvLogsURL        = "AUDIT_LOGS_URL"
 	EnvTenantField    = "TENANT_FIELD"
-	EnvS3Bucket       = "S3_BUCKET"
-	EnvS3Region       = "S3_REGION"
-	EnvS3Endpoint     = "S3_ENDPOINT"
-	EnvS3UsePathStyle = "S3_USE_PATH_STYLE"
-	EnvS3InsecureSkip = "S3_INSECURE_SKIP_VERIFY"
-	EnvS3AccessKey    = "S3_ACCESS_KEY"
-	EnvS3SecretKey    = "S3_SECRET_KEY"
-	EnvWindowDelay    = "WINDOW_DELAY"
-	EnvCatchUpHours   = "CATCH_UP_HOURS"
+	EnvS3Bucket       = bucket.EnvBucket
+	EnvS3Region       = bucket.EnvRegion
+	EnvS3Endpoint     = bucket.EnvEndpoint
+	EnvS3UsePathStyle = bucket.EnvUsePathStyle
+	EnvS3InsecureSkip = bucket.EnvInsecureSkipVerify
+	EnvS3AccessKey    = bucket.EnvAccessKey
+	EnvS3SecretKey    = bucket.EnvSecretKey
+	EnvWindowDelay    = window.EnvDelay
+	EnvCatchUpHours   = window.EnvCatchUpHours
 	EnvSigningAlg     = "SIGNING_ALGORITHM"
 	EnvSigningKeyFile = "SIGNING_KEY_FILE"
 	EnvComplianceMode = "COMPLIANCE_MODE"
@@ -59,40 +58,13 @@ type Config struct {
 // os.ReadFile in main). It returns every problem at once, naming the variable and the fix; key bytes never appear
 // in an error.
 func FromEnv(getenv func(string) string, readFile func(string) ([]byte, error)) (Config, error) {
-	var errs []error
-	c := Config{
-		LogsURL: getenv(EnvLogsURL), TenantField: DefaultTenantField,
-		Plan: window.Plan{Delay: DefaultWindowDelay, CatchUp: DefaultCatchUpHours},
-		S3: bucket.Config{
-			Bucket: getenv(EnvS3Bucket), Region: getenv(EnvS3Region), Endpoint: getenv(EnvS3Endpoint),
-			AccessKey: getenv(EnvS3AccessKey), SecretKey: getenv(EnvS3SecretKey),
-		},
-	}
+	c := Config{LogsURL: getenv(EnvLogsURL), TenantField: DefaultTenantField}
+	s3, err := bucket.FromEnv(getenv)
+	plan, perr := window.PlanFromEnv(getenv, window.Plan{Delay: DefaultWindowDelay, CatchUp: DefaultCatchUpHours})
+	c.S3, c.Plan = s3, plan
+	errs := []error{err, perr, bucket.ParseBool(getenv, EnvComplianceMode, &c.ComplianceMode)}
 	if v := getenv(EnvTenantField); v != "" {
 		c.TenantField = v
-	}
-	for name, dst := range map[string]*bool{EnvS3UsePathStyle: &c.S3.UsePathStyle, EnvS3InsecureSkip: &c.S3.InsecureSkipVerify, EnvComplianceMode: &c.ComplianceMode} {
-		if v := getenv(name); v != "" {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s %q: want true or false", name, v))
-			}
-			*dst = b
-		}
-	}
-	if v := getenv(EnvWindowDelay); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			errs = append(errs, fmt.Errorf("%s %q: want a duration such as 10m", EnvWindowDelay, v))
-		}
-		c.Plan.Delay = d
-	}
-	if v := getenv(EnvCatchUpHours); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			errs = append(errs, fmt.Errorf("%s %q: want a whole number of hours, at least 1", EnvCatchUpHours, v))
-		}
-		c.Plan.CatchUp = n
 	}
 	if u, err := url.Parse(c.LogsURL); c.LogsURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("%s %q: want the http(s) URL of the audit VictoriaLogs read API (vlselect of the audit cluster)", EnvLogsURL, c.LogsURL))

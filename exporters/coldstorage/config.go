@@ -60,16 +60,16 @@ const (
 	EnvMetricsURL         = "METRICS_URL"
 	EnvLogsURL            = "LOGS_URL"
 	EnvTracesURL          = "TRACES_URL"
-	EnvS3Bucket           = "S3_BUCKET"
-	EnvS3Region           = "S3_REGION"
-	EnvS3Endpoint         = "S3_ENDPOINT"
-	EnvS3UsePathStyle     = "S3_USE_PATH_STYLE"
-	EnvS3InsecureSkip     = "S3_INSECURE_SKIP_VERIFY"
-	EnvS3AccessKey        = "S3_ACCESS_KEY"
-	EnvS3SecretKey        = "S3_SECRET_KEY"
+	EnvS3Bucket           = bucket.EnvBucket
+	EnvS3Region           = bucket.EnvRegion
+	EnvS3Endpoint         = bucket.EnvEndpoint
+	EnvS3UsePathStyle     = bucket.EnvUsePathStyle
+	EnvS3InsecureSkip     = bucket.EnvInsecureSkipVerify
+	EnvS3AccessKey        = bucket.EnvAccessKey
+	EnvS3SecretKey        = bucket.EnvSecretKey
 	EnvS3Prefix           = "S3_PREFIX"
-	EnvWindowDelay        = "WINDOW_DELAY"
-	EnvCatchUpHours       = "CATCH_UP_HOURS"
+	EnvWindowDelay        = window.EnvDelay
+	EnvCatchUpHours       = window.EnvCatchUpHours
 	EnvLease              = "LEASE"
 	EnvRowGroupRows       = "ROW_GROUP_ROWS"
 	EnvMetricsTenantLabel = "METRICS_TENANT_LABEL"
@@ -102,17 +102,15 @@ func DefaultSelection() map[Source]Selection {
 // FromEnv reads the configuration from getenv (os.Getenv in main). It returns every problem at once, each naming
 // the variable and the fix.
 func FromEnv(getenv func(string) string) (Config, error) {
-	var errs []error
 	c := Config{
 		MetricsURL: getenv(EnvMetricsURL), LogsURL: getenv(EnvLogsURL), TracesURL: getenv(EnvTracesURL),
 		Selection: DefaultSelection(), Prefix: DefaultPrefix, Lease: DefaultLease,
-		Plan: window.Plan{Delay: DefaultWindowDelay, CatchUp: DefaultCatchUpHours},
-		S3: bucket.Config{
-			Bucket: getenv(EnvS3Bucket), Region: getenv(EnvS3Region), Endpoint: getenv(EnvS3Endpoint),
-			AccessKey: getenv(EnvS3AccessKey), SecretKey: getenv(EnvS3SecretKey),
-		},
 		RowGroupRows: columnar.DefaultRowGroupRows,
 	}
+	s3, err := bucket.FromEnv(getenv)
+	plan, perr := window.PlanFromEnv(getenv, window.Plan{Delay: DefaultWindowDelay, CatchUp: DefaultCatchUpHours})
+	c.S3, c.Plan = s3, plan
+	errs := []error{err, perr}
 	if v, ok := lookup(getenv, EnvS3Prefix); ok {
 		c.Prefix = strings.Trim(v, "/")
 	}
@@ -133,14 +131,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("%s: unknown source %q; use a comma-separated list of metrics, logs, traces", EnvSources, s))
 		}
 	}
-	errs = append(errs, parseBool(getenv, EnvS3UsePathStyle, &c.S3.UsePathStyle), parseBool(getenv, EnvS3InsecureSkip, &c.S3.InsecureSkipVerify))
-	errs = append(errs, parseDuration(getenv, EnvWindowDelay, &c.Plan.Delay), parseDuration(getenv, EnvLease, &c.Lease))
-	if v, ok := lookup(getenv, EnvCatchUpHours); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			errs = append(errs, fmt.Errorf("%s %q: want a whole number of hours, at least 1", EnvCatchUpHours, v))
+	if v, ok := lookup(getenv, EnvLease); ok {
+		d, err := window.ParseDuration(EnvLease, v)
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			c.Lease = d
 		}
-		c.Plan.CatchUp = n
 	}
 	if v, ok := lookup(getenv, EnvRowGroupRows); ok {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -200,30 +197,4 @@ func (c Config) SourceURL(s Source) string {
 func lookup(getenv func(string) string, name string) (string, bool) {
 	v := getenv(name)
 	return v, v != ""
-}
-
-func parseBool(getenv func(string) string, name string, dst *bool) error {
-	v, ok := lookup(getenv, name)
-	if !ok {
-		return nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return fmt.Errorf("%s %q: want true or false", name, v)
-	}
-	*dst = b
-	return nil
-}
-
-func parseDuration(getenv func(string) string, name string, dst *time.Duration) error {
-	v, ok := lookup(getenv, name)
-	if !ok {
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return fmt.Errorf("%s %q: want a duration such as 10m or 1h", name, v)
-	}
-	*dst = d
-	return nil
 }
