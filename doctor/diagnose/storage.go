@@ -9,6 +9,7 @@ import (
 
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 	"kof.dev/kof/operator/rules"
 )
 
@@ -72,8 +73,8 @@ func ruleSets(s *Snapshot, cfg config.Config) []RuleSet {
 		}
 		rs := get(cluster, "ConfigMap "+cm.Namespace+"/"+cm.Name)
 		var v vmRulesValues
-		if err := yaml.Unmarshal([]byte(cm.Data[vmrulesKey]), &v); err != nil {
-			rs.Groups = append(rs.Groups, RuleGroup{Name: vmrulesKey + " (unreadable: " + err.Error() + ")",
+		if err := yaml.Unmarshal([]byte(cm.Data[outputs.VMRulesKey]), &v); err != nil {
+			rs.Groups = append(rs.Groups, RuleGroup{Name: outputs.VMRulesKey + " (unreadable: " + err.Error() + ")",
 				Kind: string(rules.Record)})
 			continue
 		}
@@ -94,9 +95,6 @@ func ruleSets(s *Snapshot, cfg config.Config) []RuleSet {
 	sort.Slice(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out
 }
-
-// vmrulesKey is the data key of a vmrules ConfigMap.
-const vmrulesKey = "values"
 
 // promxyRules adds the groups of every file of the promxy rules ConfigMap to the rule set of its cluster.
 func promxyRules(cm *corev1.ConfigMap, get func(cluster, source string) *RuleSet) {
