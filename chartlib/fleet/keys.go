@@ -2,8 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -65,7 +65,7 @@ func InputWarnings(objs []*unstructured.Unstructured) []string {
 		}
 		where := fmt.Sprintf("ClusterDeployment %s/%s", o.GetNamespace(), o.GetName())
 		labels := o.GetLabels()
-		for _, k := range sortedKeys(labels) {
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			if w := unknownKey(k, KnownLabels, KnownAnnotations, "annotation"); w != "" {
 				out = append(out, fmt.Sprintf("%s: label %s", where, w))
 			}
@@ -76,13 +76,13 @@ func InputWarnings(objs []*unstructured.Unstructured) []string {
 				closest(v, []string{kofv1.RoleRegional, kofv1.RoleChild})))
 		}
 		annotations := o.GetAnnotations()
-		for _, k := range sortedKeys(annotations) {
+		for _, k := range slices.Sorted(maps.Keys(annotations)) {
 			if w := unknownKey(k, KnownAnnotations, KnownLabels, "label"); w != "" {
 				out = append(out, fmt.Sprintf("%s: annotation %s", where, w))
 			}
 		}
 		cd, ok := readClusterAnnotations(o)
-		for _, k := range sortedKeys(cd) {
+		for _, k := range slices.Sorted(maps.Keys(cd)) {
 			if !ok {
 				break
 			}
@@ -135,14 +135,4 @@ func closest(s string, candidates []string) string {
 		}
 	}
 	return best
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

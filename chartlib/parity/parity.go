@@ -15,10 +15,12 @@ package parity
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -240,7 +242,7 @@ func CheckChart(ctx context.Context, dir string, helpers []Helper, cases []Case,
 	if err != nil {
 		return fmt.Errorf("render name helpers of chart %q: %w", dir, err)
 	}
-	for _, file := range sortedKeys(expects) {
+	for _, file := range slices.Sorted(maps.Keys(expects)) {
 		e := expects[file]
 		got, ok := res.Files[file]
 		if !ok {
@@ -312,14 +314,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// sortedKeys returns the keys of m in ascending order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

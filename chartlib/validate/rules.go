@@ -2,7 +2,8 @@ package validate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +26,7 @@ func durationProblems(v any, path string) []problem {
 	var out []problem
 	switch t := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			p := path + "." + k
 			if s, ok := t[k].(string); ok && durationKeys()[k] {
 				if _, err := time.ParseDuration(s); err != nil {
@@ -151,7 +152,7 @@ func servicesRule(services []kcmv1.Service) []problem {
 			if _, ok := index[to]; !ok {
 				out = append(out, problem{fmt.Sprintf("spec.serviceSpec.services[%d].dependsOn[%d]", i, j),
 					fmt.Sprintf("names service %s, which this object does not define; known: %s", to,
-						strings.Join(sortedKeys(index), ", "))})
+						strings.Join(slices.Sorted(maps.Keys(index)), ", "))})
 				continue
 			}
 			graph[from] = append(graph[from], to)
@@ -242,7 +243,7 @@ func findCycle(graph map[string][]string) []string {
 		state[n] = done
 		return nil
 	}
-	for _, n := range sortedKeys(graph) {
+	for _, n := range slices.Sorted(maps.Keys(graph)) {
 		if state[n] == unvisited {
 			if c := visit(n); c != nil {
 				return c
@@ -250,14 +251,4 @@ func findCycle(graph map[string][]string) []string {
 		}
 	}
 	return nil
-}
-
-// sortedKeys returns the keys of m in ascending order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,9 +2,10 @@ package values
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -29,7 +30,7 @@ func Consistency(chartsDir, umbrella string, allow map[string]string) ([]Finding
 		return nil, err
 	}
 	var out []Finding
-	for _, component := range sortedKeys(top) {
+	for _, component := range slices.Sorted(maps.Keys(top)) {
 		block, ok := top[component].(map[string]any)
 		if !ok {
 			continue
@@ -53,7 +54,7 @@ func Consistency(chartsDir, umbrella string, allow map[string]string) ([]Finding
 
 // compare walks the umbrella subtree got (at umbrella path base+rel) against the component defaults want.
 func compare(got, want map[string]any, base, rel, file string, allow map[string]string, out *[]Finding) {
-	for _, k := range sortedKeys(got) {
+	for _, k := range slices.Sorted(maps.Keys(got)) {
 		path := join(rel, k)
 		full := join(base, path)
 		if allowed(full, allow) {
@@ -119,14 +120,4 @@ func readValues(path string) (map[string]any, error) {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return out, nil
-}
-
-// sortedKeys returns the keys of m in ascending order.
-func sortedKeys(m map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

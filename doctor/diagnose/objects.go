@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -203,7 +205,7 @@ func conditions(cs []metav1.Condition) []Condition {
 // data key of either (a Secret's data is never read).
 func (b *builder) compare(w wanted, pred *unstructured.Unstructured, liveLabels map[string]string) []string {
 	var out []string
-	for _, k := range sortedKeys(pred.GetLabels()) {
+	for _, k := range slices.Sorted(maps.Keys(pred.GetLabels())) {
 		if v := pred.GetLabels()[k]; liveLabels[k] != v {
 			out = append(out, fmt.Sprintf("metadata.labels[%s]: live %s, predicted %q", k, quoteOrAbsent(liveLabels, k), v))
 		}
@@ -254,15 +256,6 @@ func quoteOrAbsent(m map[string]string, k string) string {
 		return fmt.Sprintf("%q", v)
 	}
 	return "absent"
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // endpoints returns the storage endpoints of c's operator ConfigMap: the live one, else the predicted one.

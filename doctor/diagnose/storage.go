@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +101,7 @@ func ruleSets(s *Snapshot, cfg config.Config) []RuleSet {
 // promxyRules adds the groups of every file of the promxy rules ConfigMap to the rule set of its cluster.
 func promxyRules(cm *corev1.ConfigMap, get func(cluster, source string) *RuleSet) {
 	source := "ConfigMap " + cm.Namespace + "/" + cm.Name
-	for _, key := range sortedKeys(cm.Data) {
+	for _, key := range slices.Sorted(maps.Keys(cm.Data)) {
 		var f ruleFile
 		if err := yaml.Unmarshal([]byte(cm.Data[key]), &f); err != nil {
 			get("", source).Groups = append(get("", source).Groups, RuleGroup{Name: key + " (unreadable: " +

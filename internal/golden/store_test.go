@@ -81,7 +81,7 @@ func TestSharedChangeIsOneStoredFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var differ []string
-	for _, name := range sortedKeys(before, after) {
+	for _, name := range unionKeys(before, after) {
 		if string(before[name]) != string(after[name]) {
 			differ = append(differ, name)
 		}

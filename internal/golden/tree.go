@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -110,7 +111,7 @@ func (tr *Tree) check(complete, write bool) ([]string, error) {
 		return nil, writeDir(tr.Dir, want, onDisk)
 	}
 	var problems []string
-	for _, name := range sortedKeys(want, onDisk) {
+	for _, name := range unionKeys(want, onDisk) {
 		w, inWant := want[name]
 		g, inDisk := onDisk[name]
 		switch {
@@ -135,21 +136,12 @@ func stringsOf(m map[string][]byte) map[string]string {
 	return out
 }
 
-// sortedKeys returns the sorted union of the keys of a and b.
-func sortedKeys(a, b map[string][]byte) []string {
-	set := map[string]bool{}
-	for k := range a {
-		set[k] = true
-	}
-	for k := range b {
-		set[k] = true
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+// unionKeys returns the sorted union of the keys of a and b.
+func unionKeys(a, b map[string][]byte) []string {
+	set := make(map[string][]byte, len(a)+len(b))
+	maps.Copy(set, a)
+	maps.Copy(set, b)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // readDir returns every regular file under dir by slash-separated relative name (nothing when dir is missing).

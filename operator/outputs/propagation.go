@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
@@ -150,7 +151,7 @@ func placeholder(i int) string { return fmt.Sprintf("__kof_template_action_%d__"
 func withPlaceholders(v any, actions *[]string) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if t, ok := x[k].(templated); ok {
 				x[k] = placeholder(len(*actions))
 				*actions = append(*actions, string(t))

@@ -170,7 +170,7 @@ func applyAll(groups []Group, gp GroupPatches, kind Kind) (patched []Group, touc
 		patched = append(patched, ng)
 		touched = append(touched, g.Name)
 	}
-	for _, name := range sortedKeys(gp) {
+	for _, name := range slices.Sorted(maps.Keys(gp)) {
 		if seen[name] {
 			continue
 		}
@@ -189,7 +189,7 @@ func applyAll(groups []Group, gp GroupPatches, kind Kind) (patched []Group, touc
 func applyGroup(g Group, patches map[string]Patch, kind Kind) (Group, error) {
 	out := Group{Name: g.Name, Interval: g.Interval, Rules: slices.Clone(g.Rules)}
 	var errs []error
-	for _, name := range sortedKeys(patches) {
+	for _, name := range slices.Sorted(maps.Keys(patches)) {
 		p := patches[name]
 		found := false
 		for i, r := range out.Rules {
@@ -238,7 +238,7 @@ func promxyFiles(groups []Group, byCluster map[string]*sourcePatches, bad map[st
 	for _, g := range defaults {
 		files[FileName("", g.Name)] = marshalFile(g)
 	}
-	for _, cluster := range sortedKeys(byCluster) {
+	for _, cluster := range slices.Sorted(maps.Keys(byCluster)) {
 		sp := byCluster[cluster]
 		if cluster == "" || bad[cluster] {
 			continue
@@ -307,7 +307,7 @@ func vmRules(groups []Group, byCluster map[string]*sourcePatches, clusters []str
 	delete(all, "")
 	out := map[string]string{}
 	shared := "" // the values of every cluster without patches of its own, marshalled once
-	for _, cluster := range sortedKeys(all) {
+	for _, cluster := range slices.Sorted(maps.Keys(all)) {
 		if byCluster[cluster] == nil && !bad[cluster] {
 			if shared == "" {
 				shared = marshalValues(defaults)

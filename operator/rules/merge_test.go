@@ -2,8 +2,10 @@ package rules
 
 import (
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,10 +174,10 @@ func TestMergeGolden(t *testing.T) {
 	}
 	golden(t, "merge.yaml", got)
 	// Semantic checks, so that a regenerated golden cannot hide a regression.
-	if diff := cmp.Diff([]string{"__r1__custom.yaml", "kubernetes-apps.yaml"}, sortedKeys(out.PromxyFiles)); diff != "" {
+	if diff := cmp.Diff([]string{"__r1__custom.yaml", "kubernetes-apps.yaml"}, slices.Sorted(maps.Keys(out.PromxyFiles))); diff != "" {
 		t.Errorf("promxy files (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"r1", "r2", "r3"}, sortedKeys(out.VMRules)); diff != "" {
+	if diff := cmp.Diff([]string{"r1", "r2", "r3"}, slices.Sorted(maps.Keys(out.VMRules))); diff != "" {
 		t.Errorf("vmrules clusters (-want +got):\n%s", diff)
 	}
 	var r2 vmRulesValues

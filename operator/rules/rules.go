@@ -18,6 +18,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -129,7 +130,7 @@ type GroupPatches map[string]map[string]Patch
 // data key and the YAML problem.
 func (s Source) Parse() (GroupPatches, error) {
 	out := GroupPatches{}
-	for _, group := range sortedKeys(s.Data) {
+	for _, group := range slices.Sorted(maps.Keys(s.Data)) {
 		var patches map[string]Patch
 		if err := yaml.UnmarshalStrict([]byte(s.Data[group]), &patches); err != nil {
 			return nil, fmt.Errorf("ConfigMap %s/%s data[%q]: %w; want a map of rule name to {expr, for, keep_firing_for, labels, annotations}",
@@ -185,14 +186,4 @@ func fromPrometheusRule(r monitoringv1.Rule) Rule {
 		out.KeepFiringFor = string(*r.KeepFiringFor)
 	}
 	return out
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

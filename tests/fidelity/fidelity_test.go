@@ -5,9 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -232,7 +233,7 @@ func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructur
 			charts[s.Template] = chartSource{URL: shared.charts.URL, Chart: s.Chart, Version: s.Version}
 		}
 	}
-	for _, name := range sortedKeys(names) {
+	for _, name := range slices.Sorted(maps.Keys(names)) {
 		mcs := mcss[name]
 		if mcs == nil {
 			t.Fatalf("MultiClusterService %s of cluster %s is not among the rendered ones", name, tg.cluster.Name)
@@ -428,7 +429,7 @@ func compareObjects(t *testing.T, tg *target, s *fleet.Service, manifestText str
 	for _, o := range got.Objects() {
 		have[key(o)] = o
 	}
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
 		h, ok := have[k]
 		if !ok {
 			t.Errorf("cluster %s release %s: %s predicted, not installed", tg.cluster.Name, s.Name, k)
@@ -449,7 +450,7 @@ func compareObjects(t *testing.T, tg *target, s *fleet.Service, manifestText str
 			t.Errorf("cluster %s release %s: %s not on the API server: %v", tg.cluster.Name, s.Name, k, err)
 		}
 	}
-	for _, k := range sortedKeys(have) {
+	for _, k := range slices.Sorted(maps.Keys(have)) {
 		if _, ok := want[k]; !ok {
 			t.Errorf("cluster %s release %s: %s installed, not predicted", tg.cluster.Name, s.Name, k)
 		}
@@ -575,14 +576,4 @@ func ensureNamespace(t *testing.T, cp *harness.ControlPlane, ns string) {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("create namespace %s: %v", ns, err)
 	}
-}
-
-// sortedKeys returns the keys of m, sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
