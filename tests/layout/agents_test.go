@@ -14,7 +14,7 @@ import (
 const root = "../.."
 
 // TestAgentsHasEveryFolder fails for every folder with files (tracked, or new and not ignored by git) that no row
-// of docs/AGENTS.md covers, and for every row that covers no folder.
+// of docs/AGENTS.md covers, for every row that covers no folder, and for a path two rows name.
 func TestAgentsHasEveryFolder(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(root, AgentsFile))
 	if err != nil {
@@ -43,8 +43,17 @@ func TestAgentsHasEveryFolder(t *testing.T) {
 	if len(dirs) < 10 {
 		t.Fatalf("git lists only %d folders (%v); want the whole repository", len(dirs), dirs)
 	}
-	for _, p := range problems(dirs, patterns) {
+	for _, p := range append(problems(dirs, patterns), duplicates(patterns)...) {
 		t.Error(p)
+	}
+}
+
+// A path two rows name is reported once, naming it.
+func TestDuplicateRows(t *testing.T) {
+	got := duplicates([]pattern{newPattern("a"), newPattern("tests/e2e"), newPattern("tests/e2e"), newPattern("a/"),
+		newPattern("tests/e2e")})
+	if len(got) != 1 || !strings.Contains(got[0], "`tests/e2e` more than once") {
+		t.Errorf("duplicates = %q, want one naming tests/e2e", got)
 	}
 }
 

@@ -140,3 +140,16 @@ func problems(dirs []string, patterns []pattern) []string {
 	}
 	return out
 }
+
+// duplicates returns one message per path that more than one row names.
+func duplicates(patterns []pattern) []string {
+	seen := map[string]int{}
+	var out []string
+	for _, p := range patterns {
+		seen[p.raw]++
+		if seen[p.raw] == 2 {
+			out = append(out, fmt.Sprintf("%s: rows name `%s` more than once; keep one row per path", AgentsFile, p.raw))
+		}
+	}
+	return out
+}
