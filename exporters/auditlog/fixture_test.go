@@ -65,7 +65,8 @@ func auditLines(t *testing.T) [][]byte {
 		t.Fatal(err)
 	}
 	logPath := filepath.Join(dir, "audit.log")
-	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, bins)}
+	env := &envtest.Environment{}
+	testproc.Envtest(t, env, bins)
 	args := env.ControlPlane.GetAPIServer().Configure()
 	args.Set("audit-policy-file", policy)
 	args.Set("audit-log-path", logPath)

@@ -101,7 +101,7 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // StartControlPlane starts kube-apiserver and etcd from opts.AssetsDir on loopback (each dies with this process:
-// proc.ControlPlaneAssets), installs every CRD of
+// proc.Envtest), installs every CRD of
 // opts.CRDDirs (waiting until the API server serves them) and writes a kubeconfig into opts.WorkDir. On any error
 // the half-started control plane is stopped again; the error names the assets folder and the fix.
 func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
@@ -109,12 +109,7 @@ func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	assets, err := proc.ControlPlaneAssets(opts.AssetsDir, filepath.Join(opts.WorkDir, "control-plane-bin"))
-	if err != nil {
-		return nil, err
-	}
 	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
 		CRDInstallOptions: envtest.CRDInstallOptions{
 			Paths:        opts.CRDDirs,
 			Scheme:       s,
@@ -123,6 +118,9 @@ func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 		},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
+	}
+	if err := proc.Envtest(env, opts.AssetsDir, filepath.Join(opts.WorkDir, "control-plane-bin")); err != nil {
+		return nil, err
 	}
 	cfg, err := env.Start()
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // DieWithParent makes the process of cmd (not started yet) receive SIGKILL when the process that starts it dies,
@@ -191,4 +193,28 @@ func Descendants(pid int) ([]Descendant, error) {
 		}
 	}
 	return out, nil
+}
+
+// Envtest makes env start binDir's etcd, kube-apiserver and kubectl through the wrappers of ControlPlaneAssets,
+// written into dir: it sets their paths in env.ControlPlane, which envtest prefers over KUBEBUILDER_ASSETS and
+// BinaryAssetsDirectory (controller-runtime pkg/envtest, Environment.Start), so a KUBEBUILDER_ASSETS in the
+// environment cannot bypass them. An empty binDir means KUBEBUILDER_ASSETS. Errors: those of ControlPlaneAssets.
+func Envtest(env *envtest.Environment, binDir, dir string) error {
+	if binDir == "" {
+		binDir = os.Getenv("KUBEBUILDER_ASSETS")
+	}
+	assets, err := ControlPlaneAssets(binDir, dir)
+	if err != nil {
+		return err
+	}
+	env.BinaryAssetsDirectory = assets
+	env.ControlPlane.GetAPIServer().Path = filepath.Join(assets, "kube-apiserver")
+	if env.ControlPlane.Etcd == nil {
+		env.ControlPlane.Etcd = &envtest.Etcd{}
+	}
+	env.ControlPlane.Etcd.Path = filepath.Join(assets, "etcd")
+	if _, err := os.Stat(filepath.Join(assets, "kubectl")); err == nil {
+		env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl")
+	}
+	return nil
 }

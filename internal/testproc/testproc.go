@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"kof.dev/kof/internal/proc"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // binDir is the repository's bin/ seen from a package two levels below the module root (tests/<name>).
@@ -140,13 +141,11 @@ func (p *Process) WaitHTTP(t *testing.T, url string) {
 	t.Fatalf("%s did not answer %s in %s:\n%s", p.Name, url, readyWait, p.Tail(20))
 }
 
-// ControlPlaneAssets returns a folder for envtest's BinaryAssetsDirectory whose etcd and kube-apiserver are those of
-// binDir, dying with the test binary (proc.ControlPlaneAssets), in the test's folder; an error fails the test.
-func ControlPlaneAssets(t *testing.T, binDir string) string {
+// Envtest makes env start binDir's etcd and kube-apiserver so that they die with the test binary (proc.Envtest),
+// with the wrappers in the test's folder; an error fails the test.
+func Envtest(t *testing.T, env *envtest.Environment, binDir string) {
 	t.Helper()
-	dir, err := proc.ControlPlaneAssets(binDir, filepath.Join(t.TempDir(), "control-plane-bin"))
-	if err != nil {
+	if err := proc.Envtest(env, binDir, filepath.Join(t.TempDir(), "control-plane-bin")); err != nil {
 		t.Fatal(err)
 	}
-	return dir
 }

@@ -247,28 +247,42 @@ func GoBuild(ctx context.Context, root, pkg string, p Platform, out string) erro
 	return goBuild(ctx, root, p, "-o", out, pkg)
 }
 
-// Compile compiles every in-cluster binary of the module at root (Commands) for each platform with GoBuild's flags
-// and environment, without linking or writing a binary: it fills Go's build cache so that a later GoBuild only
-// links. `make test` runs it before the tests, so the release tests' own builds are not cold. The error names the
+// Compile compiles the packages every in-cluster binary of the module at root (Commands) imports, for each platform
+// with GoBuild's flags and environment, without linking or writing a binary: it fills Go's build cache so that a
+// later GoBuild compiles only the main package and links. `make test` runs it before the tests, so the release tests' own builds are not cold. The error names the
 // platform and carries go build's output.
 func Compile(ctx context.Context, root string, platforms []Platform) error {
 	names, err := Commands(root)
 	if err != nil {
 		return err
 	}
-	pkgs := make([]string, 0, len(names)+1)
+	mains := make([]string, 0, len(names))
 	for _, n := range names {
-		pkgs = append(pkgs, PackageOf(n))
-	}
-	if len(pkgs) == 1 { // `go build` of one main package without -o would write it into root
-		pkgs = append(pkgs, CARootsPackage)
+		mains = append(mains, PackageOf(n))
 	}
 	for _, p := range platforms {
-		if err := goBuild(ctx, root, p, pkgs...); err != nil {
+		// The packages the binaries import, without the main packages: `go build` links (and discards) a main
+		// package even without -o; a library package it only compiles.
+		list := exec.CommandContext(ctx, "go", append([]string{"list", "-deps", "-f",
+			`{{if ne .Name "main"}}{{.ImportPath}}{{end}}`}, mains...)...)
+		list.Dir = root
+		list.Env = buildEnv(p)
+		out, err := list.Output()
+		if err != nil {
+			return fmt.Errorf("list the packages of %s for %s: %w", strings.Join(mains, " "), p, err)
+		}
+		if err := goBuild(ctx, root, p, strings.Fields(string(out))...); err != nil {
 			return fmt.Errorf("compile for %s: %w", p, err)
 		}
 	}
 	return nil
+}
+
+// buildEnv returns the environment of every build for p: cgo off, the baseline microarchitecture, no GOFLAGS or
+// workspace from the environment, the local toolchain.
+func buildEnv(p Platform) []string {
+	return append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=", "GOWORK=off",
+		"GOAMD64=v1", "GOARM64=v8.0", "GOTOOLCHAIN=local")
 }
 
 // goBuild runs `go build` with args for p from root with the flags and environment of GoBuild.
@@ -276,9 +290,11 @@ func goBuild(ctx context.Context, root string, p Platform, args ...string) error
 	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-buildvcs=false",
 		"-ldflags=-s -w -buildid="}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=", "GOWORK=off",
-		"GOAMD64=v1", "GOARM64=v8.0", "GOTOOLCHAIN=local")
+	cmd.Env = buildEnv(p)
 	if b, err := cmd.CombinedOutput(); err != nil {
+		if len(args) > 8 {
+			args = append(args[:8:8], fmt.Sprintf("... (%d packages)", len(args)))
+		}
 		return fmt.Errorf("go build %s: %w\n%s", strings.Join(args, " "), err, b)
 	}
 	return nil

@@ -27,7 +27,8 @@ func assetsDir(t *testing.T) string {
 }
 
 func TestControlPlaneServesNamespacesAndConfigMaps(t *testing.T) {
-	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, assetsDir(t))}
+	env := &envtest.Environment{}
+	testproc.Envtest(t, env, assetsDir(t))
 	cfg, err := env.Start()
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

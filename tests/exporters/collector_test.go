@@ -380,7 +380,8 @@ func writeAuditLog(t *testing.T, file string, c auditCluster) []string {
 	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, filepath.Join(root, "bin"))}
+	env := &envtest.Environment{}
+	testproc.Envtest(t, env, filepath.Join(root, "bin"))
 	args := env.ControlPlane.GetAPIServer().Configure()
 	args.Set("audit-policy-file", policy)
 	args.Set("audit-log-path", file)

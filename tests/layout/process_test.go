@@ -33,9 +33,9 @@ func processProblems(path, src string) []string {
 		out = append(out, path+": starts a process (cmd.Start) without proc.DieWithParent(cmd): a killed test "+
 			"binary would leave it running")
 	}
-	if envtestEnv.MatchString(src) && !strings.Contains(src, "ControlPlaneAssets(") {
-		out = append(out, path+": starts envtest without its programs from proc.ControlPlaneAssets (or "+
-			"testproc.ControlPlaneAssets): a killed test binary would leave etcd and kube-apiserver running")
+	if envtestEnv.MatchString(src) && !strings.Contains(src, "Envtest(") {
+		out = append(out, path+": starts envtest without proc.Envtest (or testproc.Envtest): a killed test "+
+			"binary would leave etcd and kube-apiserver running")
 	}
 	return out
 }
@@ -78,7 +78,7 @@ func TestProcessProblemsFindsPlantedViolations(t *testing.T) {
 		t.Errorf("planted violations: got %q, want two problems", got)
 	}
 	good := "proc.DieWithParent(cmd)\nif err := cmd.Start(); err != nil {}\n" +
-		"env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, bin)}\n"
+		"env := &envtest.Environment{}\ntestproc.Envtest(t, env, bin)\n"
 	if got := processProblems("tests/x/x_test.go", good); len(got) != 0 {
 		t.Errorf("a correct file: got %q, want no problem", got)
 	}

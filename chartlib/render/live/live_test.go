@@ -48,7 +48,8 @@ func configData(t *testing.T, opts render.Options) map[string]string {
 }
 
 func TestLookupLiveClusterMatchesFixtures(t *testing.T) {
-	env := &envtest.Environment{BinaryAssetsDirectory: testproc.ControlPlaneAssets(t, assetsDir())}
+	env := &envtest.Environment{}
+	testproc.Envtest(t, env, assetsDir())
 	cfg, err := env.Start()
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

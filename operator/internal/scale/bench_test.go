@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,7 +82,9 @@ func benchmarkFleet(b *testing.B, nr, nc int) {
 	for i := 0; b.Loop(); i++ {
 		var all []map[string]float64
 		for r := range rounds {
-			m, err := fleetRound(ctx, b, meter, nr, nc, fmt.Sprintf("%d-%d-%d", nc, i, r))
+			// The round's namespaces are named for the benchmark too: with -short both run the same size.
+			id := strings.ToLower(strings.TrimPrefix(b.Name(), "Benchmark"))
+			m, err := fleetRound(ctx, b, meter, nr, nc, fmt.Sprintf("%s-%d-%d-%d", id, nc, i, r))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -104,14 +104,13 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the control plane's program folder: %w", err)
 	}
-	if _, err := proc.ControlPlaneAssets(os.Getenv("KUBEBUILDER_ASSETS"), assets); err != nil {
-		return nil, errors.Join(err, os.RemoveAll(assets))
-	}
 	e := &envtest.Environment{
-		BinaryAssetsDirectory: assets, // etcd and kube-apiserver die with the test binary
 		CRDDirectoryPaths:     dirs,
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
+	}
+	if err := proc.Envtest(e, "", assets); err != nil { // etcd and kube-apiserver die with the test binary
+		return nil, errors.Join(err, os.RemoveAll(assets))
 	}
 	cfg, err := e.Start()
 	if err != nil {
