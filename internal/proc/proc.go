@@ -198,7 +198,8 @@ func Descendants(pid int) ([]Descendant, error) {
 // Envtest makes env start binDir's etcd, kube-apiserver and kubectl through the wrappers of ControlPlaneAssets,
 // written into dir: it sets their paths in env.ControlPlane, which envtest prefers over KUBEBUILDER_ASSETS and
 // BinaryAssetsDirectory (controller-runtime pkg/envtest, Environment.Start), so a KUBEBUILDER_ASSETS in the
-// environment cannot bypass them. An empty binDir means KUBEBUILDER_ASSETS. Errors: those of ControlPlaneAssets.
+// environment cannot bypass them; etcd's data and kube-apiserver's certificates go into dir as well. An empty binDir
+// means KUBEBUILDER_ASSETS. Errors: those of ControlPlaneAssets, or a folder that cannot be created.
 func Envtest(env *envtest.Environment, binDir, dir string) error {
 	if binDir == "" {
 		binDir = os.Getenv("KUBEBUILDER_ASSETS")
@@ -208,11 +209,22 @@ func Envtest(env *envtest.Environment, binDir, dir string) error {
 		return err
 	}
 	env.BinaryAssetsDirectory = assets
-	env.ControlPlane.GetAPIServer().Path = filepath.Join(assets, "kube-apiserver")
+	api := env.ControlPlane.GetAPIServer()
+	api.Path = filepath.Join(assets, "kube-apiserver")
 	if env.ControlPlane.Etcd == nil {
 		env.ControlPlane.Etcd = &envtest.Etcd{}
 	}
 	env.ControlPlane.Etcd.Path = filepath.Join(assets, "etcd")
+	// etcd's data and kube-apiserver's certificates in dir too (envtest's default is a folder of its own under the
+	// system's temporary folder, left behind when the process is killed).
+	for _, d := range []*string{&env.ControlPlane.Etcd.DataDir, &api.CertDir} {
+		if *d != "" {
+			continue
+		}
+		if *d, err = os.MkdirTemp(dir, "state-"); err != nil {
+			return fmt.Errorf("create the control plane's state folder: %w", err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(assets, "kubectl")); err == nil {
 		env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl")
 	}
