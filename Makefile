@@ -19,6 +19,9 @@ VERSION    ?=
 PLAIN_HTTP ?=
 OUT        ?=
 CHARTS   := $(sort $(dir $(wildcard charts/*/Chart.yaml)))
+# The packages with benchmarks: `make test` runs each benchmark once at a small size (-short) in a run of its own, so
+# the tests' run stays cacheable (-bench is not a cacheable flag) and no other package's TestMain runs twice.
+BENCH_PKGS = $(sort $(addprefix ./,$(dir $(shell git grep -l '^func Benchmark' -- '*_test.go'))))
 export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: help
@@ -64,7 +67,8 @@ test: ## Run every test: unit, chart goldens, scenarios, envtest, end-to-end and
 	@bash ci/crds.sh
 	@bash ci/chromium.sh
 	$(GO) run ./tools/kof images --compile-only
-	$(GO) test -short -bench . -benchtime 1x -timeout $(GOTEST_TIMEOUT) ./...
+	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
+	$(GO) test -short -run '^$$' -bench . -benchtime 1x -timeout $(GOTEST_TIMEOUT) $(BENCH_PKGS)
 	@bash ci/lint-charts.sh
 
 .PHONY: bench
