@@ -89,9 +89,9 @@ func (b *builder) operatorConfig() {
 	env := b.live.OperatorEnv
 	if env == nil {
 		if b.live.readable(whatOperatorDeployments) {
-			b.fleetFinding(newFinding(CodeOperatorMissing, "", "Deployment "+b.live.Namespace+"/"+mothershipChart+"-operator",
-				"", "no kof-operator Deployment (labels "+chartNameLabel+"="+mothershipChart+", "+componentLabel+"="+
-					operatorComponent+") on the management cluster", "install the kof umbrella chart (kof-mothership "+
+			b.fleetFinding(newFinding(CodeOperatorMissing, "", "Deployment "+b.live.Namespace+"/"+kofv1.MothershipChart+"-operator",
+				"", "no kof-operator Deployment (labels "+kofv1.ChartNameLabel+"="+kofv1.MothershipChart+", "+kofv1.ComponentLabel+"="+
+					kofv1.OperatorComponent+") on the management cluster", "install the kof umbrella chart (kof-mothership "+
 					"renders the Deployment), or check that its HelmRelease is Ready"))
 		}
 		env = b.predictedOperatorEnv()
@@ -128,7 +128,7 @@ func (b *builder) predictedOperatorEnv() map[string]string {
 				continue
 			}
 			for _, o := range s.Objects.OfKind("Deployment") {
-				if o.GetLabels()[componentLabel] == operatorComponent && o.GetLabels()[chartNameLabel] == mothershipChart {
+				if kofv1.IsOperatorDeployment(o.GetLabels()) {
 					return unstructuredEnv(o)
 				}
 			}
@@ -143,7 +143,7 @@ func unstructuredEnv(dep *unstructured.Unstructured) map[string]string {
 	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
 	for _, c := range containers {
 		cm, _ := c.(map[string]any)
-		if cm["name"] != operatorContainer {
+		if cm["name"] != kofv1.OperatorContainer {
 			continue
 		}
 		list, _, _ := unstructured.NestedSlice(cm, "env")

@@ -35,15 +35,6 @@ const (
 	helmReleaseNamespaceAnnotation = "meta.helm.sh/release-namespace"
 )
 
-// Labels of the kof-operator Deployment that kof-mothership renders (charts/kof-mothership, componentLabels).
-const (
-	componentLabel    = "app.kubernetes.io/component"
-	operatorComponent = "operator"
-	chartNameLabel    = "app.kubernetes.io/name"
-	mothershipChart   = "kof-mothership"
-	operatorContainer = "manager"
-)
-
 // Field selectors of core/v1 Events (the API server's field label conversions for Event).
 const (
 	eventKindField = "involvedObject.kind"
@@ -157,8 +148,8 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 		{"operator VMUsers", metadataList(vmUserList()), []client.ListOption{ours}},
 		{"ClusterDeployment Events", &corev1.EventList{}, []client.ListOption{eventFields(eventKindField, kcmv1.ClusterDeploymentKind)}},
 		{"warning Events", &corev1.EventList{}, []client.ListOption{eventFields(eventTypeField, corev1.EventTypeWarning)}},
-		{"kof-operator Deployments", &appsv1.DeploymentList{}, []client.ListOption{client.MatchingLabels{
-			componentLabel: operatorComponent, chartNameLabel: mothershipChart}}},
+		{"kof-operator Deployments", &appsv1.DeploymentList{}, []client.ListOption{client.MatchingLabels(
+			kofv1.OperatorDeploymentLabels())}},
 	}
 	for _, l := range lists {
 		ok, err := s.list(ctx, c, l.what, l.list, l.opts...)
@@ -314,7 +305,7 @@ func (s *Snapshot) umbrellaOwns(o metav1.Object) bool {
 func containerEnv(dep *appsv1.Deployment) map[string]string {
 	env := map[string]string{}
 	for _, c := range dep.Spec.Template.Spec.Containers {
-		if c.Name != operatorContainer {
+		if c.Name != kofv1.OperatorContainer {
 			continue
 		}
 		for _, e := range c.Env {

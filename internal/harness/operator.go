@@ -8,13 +8,12 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 
 // OperatorPackage is the Go package of the kof-operator binary, relative to the module root.
 const OperatorPackage = "./cmd/kof-operator"
-
-// operatorContainer is the container of the kof-mothership operator Deployment that runs kof-operator.
-const operatorContainer = "manager"
 
 // BuildOperator builds OperatorPackage of the module at root into dir with `go build` (cached by Go's build
 // cache) and returns the binary's path. The error carries the compiler's output.
@@ -36,7 +35,7 @@ func BuildOperator(ctx context.Context, root, dir string) (string, error) {
 func OperatorCommand(dep *appsv1.Deployment) (env, args []string, err error) {
 	var found bool
 	for _, c := range dep.Spec.Template.Spec.Containers {
-		if c.Name != operatorContainer {
+		if c.Name != kofv1.OperatorContainer {
 			continue
 		}
 		found = true
@@ -51,7 +50,7 @@ func OperatorCommand(dep *appsv1.Deployment) (env, args []string, err error) {
 			default:
 				return nil, nil, fmt.Errorf("Deployment %s/%s container %s: env %s: only values and pod name or "+
 					"namespace field references can be reproduced outside a Pod", dep.Namespace, dep.Name,
-					operatorContainer, e.Name)
+					kofv1.OperatorContainer, e.Name)
 			}
 		}
 		for _, a := range c.Args {
@@ -59,7 +58,7 @@ func OperatorCommand(dep *appsv1.Deployment) (env, args []string, err error) {
 		}
 	}
 	if !found {
-		return nil, nil, fmt.Errorf("Deployment %s/%s: no container %q", dep.Namespace, dep.Name, operatorContainer)
+		return nil, nil, fmt.Errorf("Deployment %s/%s: no container %q", dep.Namespace, dep.Name, kofv1.OperatorContainer)
 	}
 	return env, args, nil
 }

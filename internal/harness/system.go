@@ -33,14 +33,6 @@ const (
 	KCMNamespace      = "kcm-system"
 )
 
-// Labels of the kof-operator Deployment that kof-mothership renders (charts/kof-mothership, componentLabels).
-const (
-	operatorComponentLabel = "app.kubernetes.io/component"
-	operatorComponent      = "operator"
-	operatorChartLabel     = "app.kubernetes.io/name"
-	operatorChart          = "kof-mothership"
-)
-
 // FluxWait bounds each wait for Flux: every KOF HelmRelease Ready after an install or upgrade, every HelmRelease
 // gone after an uninstall.
 const FluxWait = 3 * time.Minute
@@ -358,8 +350,7 @@ func (in *Installation) syncOperator(ctx context.Context) error {
 // findOperatorDeployment returns the kof-operator Deployment rendered by kof-mothership, nil when there is none.
 func findOperatorDeployment(ctx context.Context, c client.Client) (*appsv1.Deployment, error) {
 	var list appsv1.DeploymentList
-	if err := c.List(ctx, &list, client.MatchingLabels{operatorComponentLabel: operatorComponent,
-		operatorChartLabel: operatorChart}); err != nil {
+	if err := c.List(ctx, &list, client.MatchingLabels(kofv1.OperatorDeploymentLabels())); err != nil {
 		return nil, fmt.Errorf("list kof-operator Deployments: %w", err)
 	}
 	switch len(list.Items) {

@@ -115,3 +115,29 @@ const (
 	// RegionalConfigMapFinalizer keeps a regional ConfigMap until its admin bundle and connections are removed.
 	RegionalConfigMapFinalizer = Prefix + "kof-regional-cleanup"
 )
+
+// The kof-operator Deployment kof-mothership renders (charts/kof-mothership, componentLabels), found by these labels
+// wherever KOF looks for it (kof doctor, the demo and e2e harness); OperatorContainer runs kof-operator.
+const (
+	ComponentLabel    = "app.kubernetes.io/component"
+	ChartNameLabel    = "app.kubernetes.io/name"
+	OperatorComponent = "operator"
+	MothershipChart   = "kof-mothership"
+	OperatorContainer = "manager"
+)
+
+// OperatorDeploymentLabels returns the labels that select the kof-operator Deployment: ComponentLabel
+// OperatorComponent and ChartNameLabel MothershipChart.
+func OperatorDeploymentLabels() map[string]string {
+	return map[string]string{ComponentLabel: OperatorComponent, ChartNameLabel: MothershipChart}
+}
+
+// IsOperatorDeployment reports whether labels carry every label of OperatorDeploymentLabels.
+func IsOperatorDeployment(labels map[string]string) bool {
+	for k, v := range OperatorDeploymentLabels() {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}

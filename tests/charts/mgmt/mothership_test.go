@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kof.dev/kof/chartlib/render"
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 
 const (
@@ -471,5 +472,28 @@ func TestInstallDocNamesTheOperatorDeployment(t *testing.T) {
 	}
 	if want := "kubectl -n " + namespace + " get deploy " + deployments[0] + "\n"; !strings.Contains(string(doc), want) {
 		t.Errorf("docs/install.md lacks %q", want)
+	}
+}
+
+// kof-mothership renders exactly one Deployment that kofv1.IsOperatorDeployment picks (the labels kof doctor and the
+// harness find the kof-operator by), and its kofv1.OperatorContainer runs kof-operator.
+func TestOperatorDeploymentLabelsPickTheOperator(t *testing.T) {
+	res := renderChart(t, renderSpec{chart: "kof-mothership"})
+	var picked []string
+	for _, dep := range res.OfKind("Deployment") {
+		if !kofv1.IsOperatorDeployment(dep.GetLabels()) {
+			continue
+		}
+		picked = append(picked, dep.GetName())
+		found := false
+		for _, c := range containers(t, dep) {
+			found = found || c["name"] == kofv1.OperatorContainer
+		}
+		if !found {
+			t.Errorf("Deployment %s has no container %q", dep.GetName(), kofv1.OperatorContainer)
+		}
+	}
+	if len(picked) != 1 || picked[0] != "kof-mothership-operator" {
+		t.Errorf("Deployments with the operator labels: %v, want [kof-mothership-operator]", picked)
 	}
 }
