@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -195,6 +196,9 @@ func Descendants(pid int) ([]Descendant, error) {
 	return out, nil
 }
 
+// StartTimeout bounds the start of each control plane program (Envtest).
+const StartTimeout = 2 * time.Minute
+
 // Envtest makes env start binDir's etcd, kube-apiserver and kubectl through the wrappers of ControlPlaneAssets,
 // written into dir: it sets their paths in env.ControlPlane, which envtest prefers over KUBEBUILDER_ASSETS and
 // BinaryAssetsDirectory (controller-runtime pkg/envtest, Environment.Start), so a KUBEBUILDER_ASSETS in the
@@ -215,6 +219,14 @@ func Envtest(env *envtest.Environment, binDir, dir string) error {
 		env.ControlPlane.Etcd = &envtest.Etcd{}
 	}
 	env.ControlPlane.Etcd.Path = filepath.Join(assets, "etcd")
+	// envtest's default start timeout (20 s) is too short for kube-apiserver on a busy two-core machine: a server
+	// that is still starting is pending, not failed.
+	if api.StartTimeout == 0 {
+		api.StartTimeout = StartTimeout
+	}
+	if env.ControlPlane.Etcd.StartTimeout == 0 {
+		env.ControlPlane.Etcd.StartTimeout = StartTimeout
+	}
 	// etcd's data and kube-apiserver's certificates in dir too (envtest's default is a folder of its own under the
 	// system's temporary folder, left behind when the process is killed).
 	for _, d := range []*string{&env.ControlPlane.Etcd.DataDir, &api.CertDir} {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -79,6 +80,9 @@ func crdDirs(root string) ([]string, error) {
 	return dirs, nil
 }
 
+// CRDWait bounds the wait until the API server serves every installed CRD.
+const CRDWait = 3 * time.Minute
+
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default: the repository's bin/) and installs the
 // CRDs. It returns an error when the binaries or CRDs are missing or the control plane does not start; the control
 // plane is stopped again in that case.
@@ -105,7 +109,10 @@ func Start() (*Env, error) {
 		return nil, fmt.Errorf("create the control plane's program folder: %w", err)
 	}
 	e := &envtest.Environment{
-		CRDDirectoryPaths:     dirs,
+		CRDDirectoryPaths: dirs,
+		// envtest's default wait for the CRDs to be served (10 s) is too short on a busy machine; a CRD not served
+		// yet is still pending, so the wait is as long as the harness's.
+		CRDInstallOptions:     envtest.CRDInstallOptions{MaxTime: CRDWait, PollInterval: 250 * time.Millisecond},
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
 	}

@@ -9,7 +9,6 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apiextv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -37,55 +36,43 @@ func testConfig() config.Config { return testenv.OperatorConfig() }
 // testCacheOptions returns the cache options the operator ships with (operator/internal/cacheconfig).
 func testCacheOptions() cache.Options { return cacheconfig.Options(testConfig()) }
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env, setup)) }
 
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+// setup starts a manager with the Reconciler on e (the shipped cache options) and creates the test namespaces and
+// ClusterTemplates; the cleanup it returns stops the manager.
+func setup(e *testenv.Env) (func(), error) {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Cache: testCacheOptions(),
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
 	rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
 		Recorder: mgr.GetEventRecorder(Name)}
 	if err := rec.SetupWithManager(mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
 	for _, ns := range []string{"kcm-system", "kof", "ns-a", "ns-b", "ns-legacy", "many"} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+		if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			cancel()
+			return nil, err
 		}
 	}
-	if err := createTemplate(ctx, "kcm-system", "aws-standalone-cp-1-0-0", "infrastructure-aws"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	for _, tpl := range [][2]string{{"aws-standalone-cp-1-0-0", "infrastructure-aws"},
+		{"hetzner-cp-1-0-0", "infrastructure-hetzner"}} {
+		if err := createTemplate(ctx, "kcm-system", tpl[0], tpl[1]); err != nil {
+			cancel()
+			return nil, err
+		}
 	}
-	if err := createTemplate(ctx, "kcm-system", "hetzner-cp-1-0-0", "infrastructure-hetzner"); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return cancel, nil
 }
 
 // createTemplate creates a ClusterTemplate whose status lists the given providers.

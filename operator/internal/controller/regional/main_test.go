@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,43 +33,33 @@ func testConfig() config.Config {
 	return cfg
 }
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env, setup)) }
 
-func run(m *testing.M) int {
-	ctrl.SetLogger(logr.Discard())
-	var err error
-	env, err = testenv.Start()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+// setup starts a manager with the Reconciler and the Regionless runnable on e and creates the test namespaces; the
+// cleanup it returns stops the manager.
+func setup(e *testenv.Env) (func(), error) {
+	mgr, err := ctrl.NewManager(e.Config, ctrl.Options{
+		Scheme: e.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})},
 		}},
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
 	rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
 		Recorder: mgr.GetEventRecorder(Name)}
 	if err := rec.SetupWithManager(mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
 	if err := mgr.Add(&Regionless{Client: mgr.GetClient(), Cache: mgr.GetCache(), Config: testConfig()}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	for _, ns := range []string{"kcm-system", "kof", "ns1", "ns2", "ns-legacy"} {
-		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+		if err := e.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			cancel()
+			return nil, err
 		}
 	}
 	go func() {
@@ -78,7 +67,7 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "manager:", err)
 		}
 	}()
-	return m.Run()
+	return cancel, nil
 }
 
 func eventually(t *testing.T, f func() error) {
