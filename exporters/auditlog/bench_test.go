@@ -39,7 +39,7 @@ func BenchmarkExportAudit(b *testing.B) {
 	h := window.Of(time.Now()).Prev().Prev()
 	ingestAudit(b, vl, h)
 	dir := b.TempDir()
-	keyFile, _ := signingKey(b, dir, "bench.key")
+	keyFile, _ := testproc.SigningKey(b, dir, "bench.key")
 	bin := filepath.Join(dir, "audit-logs-exporter")
 	build := exec.Command("go", "build", "-o", bin, "kof.dev/kof/cmd/audit-logs-exporter")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -1,29 +1,18 @@
 package auditlog_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"fmt"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"kof.dev/kof/exporters/auditlog"
 	"kof.dev/kof/exporters/bucket"
@@ -51,79 +40,6 @@ var clusterOf = map[string]string{"acme": "child-acme", "globex": "child-globex"
 // seriesKey names one stream, tenant and window.
 type seriesKey struct{ stream, tenant, hour string }
 
-// auditLines starts a kube-apiserver (envtest, bin/) with an audit policy and --audit-log-path, makes API calls
-// in three namespaces, stops it and returns the audit log lines.
-func auditLines(t *testing.T) [][]byte {
-	t.Helper()
-	bins, err := testproc.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	policy := filepath.Join(dir, "policy.yaml")
-	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logPath := filepath.Join(dir, "audit.log")
-	env := &envtest.Environment{}
-	testproc.Envtest(t, env, bins)
-	args := env.ControlPlane.GetAPIServer().Configure()
-	args.Set("audit-policy-file", policy)
-	args.Set("audit-log-path", logPath)
-	args.Set("audit-log-mode", "blocking")
-	cfg, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatalf("start kube-apiserver with auditing: %v", err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, ns := range []string{"acme", "globex", "kof"} {
-		if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i < 5; i++ {
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"k": "v"}}
-			if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, cm.Name, metav1.GetOptions{}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if _, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-0", metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := env.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var lines [][]byte
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		lines = append(lines, append([]byte(nil), sc.Bytes()...))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(lines) < 50 {
-		t.Fatalf("audit log has %d lines; want the calls made", len(lines))
-	}
-	return lines
-}
-
 // ship sends the audit lines to VictoriaLogs as KOF's node collector does (charts/kof-collectors, pipeline
 // logs/audit): filelog/audit with a json_parser keeps the raw line as the body and the parsed event as attributes
 // (plus log.file.name), resource/k8sclustername adds k8s.cluster.name, otlphttp posts OTLP protobuf to
@@ -131,13 +47,13 @@ func auditLines(t *testing.T) [][]byte {
 // (docs/contract.md "VMUser routes"). It places the lines in three past hours, which the real collector (it stamps a
 // record with the time it reads the line) cannot do; tests/exporters runs the real collector on the current hour. It
 // returns the expected event count per stream, tenant and window.
-func ship(t *testing.T, vl *testproc.Server, lines [][]byte) map[seriesKey]int {
+func ship(t *testing.T, vl *testproc.Server, lines []string) map[seriesKey]int {
 	t.Helper()
 	want := map[seriesKey]int{}
 	byTenant := map[string]plog.Logs{}
 	for i, line := range lines {
 		var ev map[string]any
-		if err := json.Unmarshal(line, &ev); err != nil {
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("audit line %d: %v", i, err)
 		}
 		ref, _ := ev["objectRef"].(map[string]any)
@@ -154,7 +70,7 @@ func ship(t *testing.T, vl *testproc.Server, lines [][]byte) map[seriesKey]int {
 			byTenant[tenant] = ld
 		}
 		rec := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().AppendEmpty()
-		rec.Body().SetStr(string(line))
+		rec.Body().SetStr(line)
 		rec.SetObservedTimestamp(pcommon.NewTimestampFromTime(read))
 		if err := rec.Attributes().FromRaw(ev); err != nil {
 			t.Fatal(err)
@@ -188,25 +104,6 @@ func ship(t *testing.T, vl *testproc.Server, lines [][]byte) map[seriesKey]int {
 		_ = r.Body.Close()
 	}
 	return want
-}
-
-// signingKey writes a new Ed25519 private key (PKCS #8 PEM) into dir and returns its path and public key PEM.
-func signingKey(t testing.TB, dir, name string) (string, []byte) {
-	t.Helper()
-	pub, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	pubDER, _ := x509.MarshalPKIXPublicKey(pub)
-	return path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
 }
 
 // config returns an exporter configuration for the servers, bucket and key file.

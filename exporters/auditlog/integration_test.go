@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,11 +21,11 @@ import (
 // collector's shape for PLATFORM and two tenants, exports them into a real MinIO and verifies every window; then
 // tampers with copies of the trail, checks object lock handling, reruns and interrupts a run by killing MinIO.
 func TestAuditExportOnRealServers(t *testing.T) {
-	lines := auditLines(t)
+	lines := testproc.AuditLog(t, filepath.Join(t.TempDir(), "audit.log"), "acme", "globex", "kof")
 	vl, minio := testproc.VictoriaLogs(t), testproc.MinIO(t)
 	want := ship(t, vl, lines)
 	dir := t.TempDir()
-	keyFile, pubPEM := signingKey(t, dir, "ed25519.key")
+	keyFile, pubPEM := testproc.SigningKey(t, dir, "ed25519.key")
 	ctx := context.Background()
 
 	export := func(t *testing.T, name string, lock bool, extra map[string]string) (*bucket.Bucket, auditlog.Result, string) {
@@ -118,7 +119,7 @@ func TestAuditExportOnRealServers(t *testing.T) {
 	})
 	t.Run("manifest re-signed with another key", func(t *testing.T) {
 		b, _, _ := export(t, "tamper-resign", false, nil)
-		forger, forgedPub := signingKey(t, dir, "forger.key")
+		forger, forgedPub := testproc.SigningKey(t, dir, "forger.key")
 		raw, _, err := b.Get(ctx, platform+evidence.ManifestName)
 		if err != nil {
 			t.Fatal(err)

@@ -2,8 +2,10 @@
 // logged into the test's folder, waited for over HTTP, and stopped when the test ends (Start, Process). It also
 // starts the real servers the exporter and storage tests write to, each with a temporary data folder (StartServer,
 // Server): VictoriaMetrics single-node, VictoriaLogs single-node and MinIO, stopped by Stop (registered with
-// t.Cleanup by the T helpers). Every program started dies with the test process (proc.DieWithParent). It is test
-// support only.
+// t.Cleanup by the T helpers), a MinIO user holding exactly the IAM policy that a user guide gives an exporter,
+// read from the guide itself (ExporterUser, through MinIO's admin API), a kube-apiserver that writes an audit log
+// (AuditLog) and Ed25519 signing keys (SigningKey). Every program started dies with the test process
+// (proc.DieWithParent). It is test support only.
 package testproc
 
 import (

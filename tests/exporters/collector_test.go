@@ -5,12 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,11 +21,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"kof.dev/kof/chartlib/collector"
@@ -71,7 +62,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 	want := map[string][]string{}
 	for _, c := range clusters {
 		col := startAuditCollector(t, otelcol, vl.URL, c)
-		lines := writeAuditLog(t, col.file, c)
+		lines := testproc.AuditLog(t, col.file, "ns-"+c.name)
 		waitForRecords(t, vl.URL, h, c, len(lines))
 		col.stop()
 		want[streamKey(c)] = lines
@@ -88,12 +79,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 	if err := b.Create(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	keyFile := filepath.Join(t.TempDir(), "signing.key")
-	_, priv, _ := ed25519.GenerateKey(rand.Reader)
-	der, _ := x509.MarshalPKCS8PrivateKey(priv)
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile, _ := testproc.SigningKey(t, t.TempDir(), "signing.key")
 	env := map[string]string{
 		auditlog.EnvLogsURL: vl.URL, auditlog.EnvS3Bucket: "kof-audit-trail", auditlog.EnvS3Endpoint: minio.URL,
 		auditlog.EnvS3UsePathStyle: "true", auditlog.EnvS3AccessKey: testproc.MinIOAccessKey,
@@ -369,64 +355,6 @@ func auditOnly(t *testing.T, body map[string]any) string {
 		t.Fatal("filelog/audit includes no file")
 	}
 	return include[0].(string)
-}
-
-// writeAuditLog starts a kube-apiserver (envtest, bin/) with an audit policy and --audit-log-path file, makes API
-// calls in a namespace named for the cluster, stops it and returns the audit lines it appended to file.
-func writeAuditLog(t *testing.T, file string, c auditCluster) []string {
-	t.Helper()
-	before := len(readLines(t, file))
-	policy := filepath.Join(t.TempDir(), "policy.yaml")
-	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{}
-	testproc.Envtest(t, env, filepath.Join(root, "bin"))
-	args := env.ControlPlane.GetAPIServer().Configure()
-	args.Set("audit-policy-file", policy)
-	args.Set("audit-log-path", file)
-	args.Set("audit-log-mode", "blocking")
-	rc, err := env.Start()
-	if err != nil {
-		_ = env.Stop()
-		t.Fatalf("start kube-apiserver with auditing: %v", err)
-	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	ns := "ns-" + c.name
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 5; i++ {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}, Data: map[string]string{"k": "v"}}
-		if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "cm-0", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Stop(); err != nil {
-		t.Fatal(err)
-	}
-	lines := readLines(t, file)[before:]
-	if len(lines) < 10 {
-		t.Fatalf("the apiserver of %s wrote %d audit lines; want the calls made", c.name, len(lines))
-	}
-	return lines
-}
-
-// readLines returns the lines of file, without their newlines.
-func readLines(t *testing.T, file string) []string {
-	t.Helper()
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 }
 
 // waitForRecords waits until VictoriaLogs holds n records of cluster c (its k8s.cluster.name and tenant) in h, and

@@ -1,0 +1,129 @@
+package testproc
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// guideActions are the actions the user guides promise the exporters need (issue: "the guide's four actions").
+var guideActions = []string{"s3:AbortMultipartUpload", "s3:GetObject", "s3:ListBucket", "s3:PutObject"}
+
+// TestGuidePolicies checks that both user guides give the same policy, of exactly the four actions, and that a
+// policy block the helper cannot apply is an error naming the guide.
+func TestGuidePolicies(t *testing.T) {
+	cold, err := GuidePolicy(ColdStorageGuide, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit, err := GuidePolicy(AuditLogsGuide, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(cold, audit) {
+		t.Errorf("the guides' policies differ beyond the bucket name:\n%s\n%s", cold, audit)
+	}
+	actions, err := GuideActions(cold)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(actions, guideActions) {
+		t.Errorf("%s grants %v; want exactly %v", ColdStorageGuide, actions, guideActions)
+	}
+	if !strings.Contains(string(cold), `"arn:aws:s3:::b/*"`) || !strings.Contains(string(cold), `"arn:aws:s3:::b"`) || strings.Contains(string(cold), "kof-cold") {
+		t.Errorf("bucket not replaced: %s", cold)
+	}
+	block := func(resource string) string {
+		return "```json\n{\"Version\":\"2012-10-17\",\"Statement\":[{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":" + resource + "}]}\n```\n"
+	}
+	for name, tc := range map[string]struct{ doc, want string }{
+		"none":          {"text\n```sh\necho\n```\n", "0 fenced json blocks"},
+		"two":           {block(`"arn:aws:s3:::x/*"`) + block(`"arn:aws:s3:::x"`), "2 fenced json blocks"},
+		"two buckets":   {block(`["arn:aws:s3:::x/*","arn:aws:s3:::y"]`), "names buckets x and y"},
+		"not a bucket":  {block(`"*"`), `Resource "*"`},
+		"invalid JSON":  {"```json\n{\"Statement\": [\n```\n", "not valid JSON"},
+		"indented fine": {"1. step\n\n   " + strings.ReplaceAll(block(`"arn:aws:s3:::x"`), "\n", "\n   "), ""},
+	} {
+		_, err := policyOf("test-guide.md", []byte(tc.doc), "b")
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "test-guide.md") {
+			t.Errorf("%s: error %v; want one naming test-guide.md and %q", name, err, tc.want)
+		}
+	}
+}
+
+// TestExporterUser creates the guide's user on a real MinIO and checks, as that user, that the four actions are
+// allowed on its bucket and that nothing else is: no delete, no object lock configuration read, no other bucket.
+func TestExporterUser(t *testing.T) {
+	s := MinIO(t)
+	ctx := context.Background()
+	u, _ := url.Parse(s.URL)
+	client := func(access, secret string) *minio.Client {
+		c, err := minio.New(u.Host, &minio.Options{Creds: credentials.NewStaticV4(access, secret, ""), Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	root := client(MinIOAccessKey, MinIOSecretKey)
+	for _, b := range []string{"kof-audit", "other"} {
+		if err := root.MakeBucket(ctx, b, minio.MakeBucketOptions{ObjectLocking: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := ExporterUser(t, s, AuditLogsGuide, "kof-audit")
+	if user.AccessKey == "" || user.SecretKey == "" || user.AccessKey == MinIOAccessKey {
+		t.Fatalf("credentials %q: want a new user", user.AccessKey)
+	}
+	c := client(user.AccessKey, user.SecretKey)
+	put := func(bucket, key string) error {
+		_, err := c.PutObject(ctx, bucket, key, strings.NewReader("x"), 1, minio.PutObjectOptions{})
+		return err
+	}
+	if err := put("kof-audit", "a/b"); err != nil {
+		t.Fatalf("PutObject as the guide's user: %v", err)
+	}
+	if _, err := c.StatObject(ctx, "kof-audit", "a/b", minio.StatObjectOptions{}); err != nil {
+		t.Errorf("HeadObject (s3:GetObject): %v", err)
+	}
+	n := 0
+	for o := range c.ListObjects(ctx, "kof-audit", minio.ListObjectsOptions{Recursive: true}) {
+		if o.Err != nil {
+			t.Fatalf("ListObjects (s3:ListBucket): %v", o.Err)
+		}
+		n++
+	}
+	if n != 1 {
+		t.Errorf("ListObjects: %d objects, want 1", n)
+	}
+	core := minio.Core{Client: c}
+	id, err := core.NewMultipartUpload(ctx, "kof-audit", "a/multi", minio.PutObjectOptions{})
+	if err != nil {
+		t.Fatalf("CreateMultipartUpload (s3:PutObject): %v", err)
+	}
+	if err := core.AbortMultipartUpload(ctx, "kof-audit", "a/multi", id); err != nil {
+		t.Errorf("AbortMultipartUpload: %v", err)
+	}
+	denied := func(what string, err error) {
+		t.Helper()
+		if minio.ToErrorResponse(err).StatusCode != http.StatusForbidden {
+			t.Errorf("%s as the guide's user: %v; want HTTP 403 (the policy does not grant it)", what, err)
+		}
+	}
+	denied("DeleteObject", c.RemoveObject(ctx, "kof-audit", "a/b", minio.RemoveObjectOptions{}))
+	_, _, _, _, err = c.GetObjectLockConfig(ctx, "kof-audit")
+	denied("GetObjectLockConfiguration", err)
+	denied("PutObject into another bucket", put("other", "a/b"))
+}
