@@ -15,7 +15,8 @@ const (
 	// ConditionRegionalConfigured is True when a regional ConfigMap's admin VMUser, PromxyServerGroup and storage
 	// connections are up to date.
 	ConditionRegionalConfigured = "RegionalConfigured"
-	// ConditionRulesMerged is True when every rule input was merged into the promxy and vmrules ConfigMaps.
+	// ConditionRulesMerged is True when a rule input ConfigMap was merged into the promxy and vmrules ConfigMaps
+	// (published as Events on that ConfigMap).
 	ConditionRulesMerged = "RulesMerged"
 )
 

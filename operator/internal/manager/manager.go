@@ -97,14 +97,14 @@ func Setup(mgr ctrl.Manager, cfg config.Config) error {
 			Config: cfg, Recorder: rec(clusterdeployment.Name)}},
 		{regional.Name, &regional.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
 			Recorder: rec(regional.Name)}},
-		{"kof-promxyservergroup", &promxyservergroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder:  rec("kof-promxyservergroup"),
+		{promxyservergroup.Name, &promxyservergroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder:  rec(promxyservergroup.Name),
 			Namespace: cfg.ReleaseNamespace, PodSelector: cfg.PromxyPodSelector,
 			Options: promxy.Options{AlertmanagerURL: cfg.PromxyAlertmanagerURL, RemoteWriteURL: cfg.PromxyRemoteWriteURL}}},
-		{"kof-rules", &rules.Reconciler{Client: mgr.GetClient(), Recorder: rec("kof-rules"),
+		{rules.Name, &rules.Reconciler{Client: mgr.GetClient(), Recorder: rec(rules.Name),
 			Namespace: cfg.ReleaseNamespace, RulesConfigMap: cfg.PromxyRulesConfigMap}},
-		{"kof-vmstorageconnection", &vmstorageconnection.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: rec("kof-vmstorageconnection")}},
+		{vmstorageconnection.Name, &vmstorageconnection.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder: rec(vmstorageconnection.Name)}},
 	}
 	for _, c := range controllers {
 		if err := c.r.SetupWithManager(mgr); err != nil {

@@ -2,6 +2,7 @@ package clusterdeployment
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
@@ -38,6 +39,9 @@ const Name = "kof-clusterdeployment"
 // labels), and every change of a regional ClusterDeployment for the children bound to it (their ConfigMap copies
 // the regional's data) and the children not configured yet (they may bind to it now).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil || r.Recorder == nil {
+		return fmt.Errorf("setup %s controller: Client and Recorder are required", Name)
+	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &kcmv1.ClusterDeployment{}, roleIndex,
 		func(o client.Object) []string {
 			if role, ok := o.GetLabels()[kofv1.ClusterRoleLabel]; ok {
@@ -45,7 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return nil
 		}); err != nil {
-		return err
+		return fmt.Errorf("setup %s controller: index %s: %w", Name, roleIndex, err)
 	}
 	cdChanged := predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{},
 		predicate.AnnotationChangedPredicate{}, deletionChanged())

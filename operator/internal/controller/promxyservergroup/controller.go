@@ -35,8 +35,9 @@ import (
 	"kof.dev/kof/operator/promxy"
 )
 
-// ControllerName names the controller (metrics, logs, events).
-const ControllerName = "promxyservergroup"
+// Name names the controller: the controller label of its metrics, its logger and the reporting controller of its
+// events (every controller of the operator is named kof-<duty>).
+const Name = "kof-promxyservergroup"
 
 // DefaultReloadPort is the port promxy listens on for HTTP (promxy's `--bind-addr` default :8082).
 const DefaultReloadPort = 8082
@@ -87,7 +88,7 @@ type Reconciler struct {
 // reference (or that they name as config Secret) enqueue the config Secret's key. It returns the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil || r.Recorder == nil || r.Namespace == "" || r.PodSelector == nil {
-		return fmt.Errorf("setup %s controller: Client, Recorder, Namespace and PodSelector are required", ControllerName)
+		return fmt.Errorf("setup %s controller: Client, Recorder, Namespace and PodSelector are required", Name)
 	}
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
@@ -97,7 +98,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, configSecretIndex, err)
+		return fmt.Errorf("setup %s controller: index %s: %w", Name, configSecretIndex, err)
 	}
 	if err := idx.IndexField(ctx, &kofv1.PromxyServerGroup{}, credentialsIndex, func(o client.Object) []string {
 		g := o.(*kofv1.PromxyServerGroup)
@@ -106,10 +107,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, credentialsIndex, err)
+		return fmt.Errorf("setup %s controller: index %s: %w", Name, credentialsIndex, err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(Name).
 		Watches(&kofv1.PromxyServerGroup{}, handler.EnqueueRequestsFromMapFunc(r.groupToSecret)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToSecrets)).
 		Complete(r)

@@ -2,6 +2,7 @@ package regional
 
 import (
 	"context"
+	"fmt"
 	"kof.dev/kof/operator/vmapi"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
@@ -29,6 +30,9 @@ const Name = "kof-regional"
 // SetupWithManager registers the controller for regional ConfigMaps and the objects they own, and operator-made
 // MultiClusterServices traced back to a ConfigMap by owner labels.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil || r.Recorder == nil {
+		return fmt.Errorf("setup %s controller: Client and Recorder are required", Name)
+	}
 	regionalOnly := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[kofv1.ClusterRoleLabel] == kofv1.RoleRegional
 	})

@@ -6,7 +6,7 @@
 // `k0rdent.mirantis.com/kof-record-rules-cluster-name`, and the regional ConfigMaps (which clusters get vmrules).
 // The merge itself is the pure package kof.dev/kof/operator/rules, its inputs and the vmrules ConfigMaps are those
 // of operator/outputs. Outputs are written by server-side apply only when they differ; a faulty input is reported
-// by a Warning event on that ConfigMap (the RulesMerged condition of that input) and the outputs it feeds keep
+// by its RulesMerged condition, published as an Event on that ConfigMap when it changes, and the outputs it feeds keep
 // their previous content. This controller is the only writer of the vmrules ConfigMaps, each controlled by its
 // regional ConfigMap.
 package rules
@@ -40,8 +40,9 @@ import (
 	merge "kof.dev/kof/operator/rules"
 )
 
-// ControllerName names the controller (metrics, logs, events).
-const ControllerName = "rules"
+// Name names the controller: the controller label of its metrics, its logger and the reporting controller of its
+// events (every controller of the operator is named kof-<duty>).
+const Name = "kof-rules"
 
 // VMRulesValuesKey is the data key of a vmrules ConfigMap that the regional MCS reads through valuesFrom.
 const VMRulesValuesKey = outputs.VMRulesKey
@@ -51,7 +52,7 @@ const VMRulesValuesKey = outputs.VMRulesKey
 type Reconciler struct {
 	// Client reads through the manager's cache and writes to the API server.
 	Client client.Client
-	// Recorder emits Warning events on faulty rule ConfigMaps (once per distinct problem).
+	// Recorder emits the RulesMerged condition of faulty rule ConfigMaps as Events, when it changes.
 	Recorder events.EventRecorder
 	// Namespace is the release namespace: PrometheusRules are read and the promxy rules ConfigMap written there
 	// (config RELEASE_NAMESPACE).
@@ -59,8 +60,8 @@ type Reconciler struct {
 	// RulesConfigMap is the promxy rules ConfigMap name (config KOF_PROMXY_RULES_CONFIGMAP).
 	RulesConfigMap string
 
-	mu       sync.Mutex
-	reported map[string]bool // problems already announced by an event
+	once   sync.Once
+	memory *phase.Memory // the RulesMerged condition of each rule input ConfigMap a problem named
 }
 
 // RBAC of this controller (collected by controller-gen into operator/config/rbac).
@@ -72,11 +73,11 @@ type Reconciler struct {
 // (Namespace/RulesConfigMap): the merge always works on the whole rule set. It returns the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil || r.Recorder == nil || r.Namespace == "" || r.RulesConfigMap == "" {
-		return fmt.Errorf("setup %s controller: Client, Recorder, Namespace and RulesConfigMap are required", ControllerName)
+		return fmt.Errorf("setup %s controller: Client, Recorder, Namespace and RulesConfigMap are required", Name)
 	}
 	key := []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.RulesConfigMap}}}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(Name).
 		Watches(&monitoringv1.PrometheusRule{}, handler.EnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []reconcile.Request {
 			if o.GetNamespace() != r.Namespace {
 				return nil
@@ -137,7 +138,7 @@ func (r *Reconciler) Phases(*state) []phase.Phase[*state] {
 	}
 }
 
-// Publish reports the merge problems (RulesMerged False on the faulty input ConfigMaps) as Events.
+// Publish reports the merge problems as the RulesMerged condition of the faulty input ConfigMaps (Events).
 func (r *Reconciler) Publish(ctx context.Context, s *state, _ []phase.Outcome) error {
 	r.report(ctx, s.problems)
 	return nil
@@ -269,31 +270,50 @@ func (r *Reconciler) prune(ctx context.Context, s *state) (phase.Outcome, error)
 	return phase.Done(""), nil
 }
 
-// report emits one Warning event per new problem on the ConfigMap at fault and logs every problem; problems that
-// went away are forgotten so that a recurrence is announced again.
+// report publishes the RulesMerged condition of every rule input ConfigMap a problem names (phase.Memory: one
+// Event per change): False (reason InvalidSpec) with every problem of that ConfigMap, and True again once a
+// ConfigMap reported before merges cleanly; every problem is also logged. A ConfigMap gone meanwhile is forgotten.
 func (r *Reconciler) report(ctx context.Context, problems []merge.Problem) {
 	log := ctrl.LoggerFrom(ctx)
-	current := map[string]bool{}
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	faults := map[types.NamespacedName][]string{}
 	for _, p := range problems {
-		msg := p.Error()
-		current[msg] = true
 		log.Info("rule input left out", "source", p.Source, "problem", p.Err.Error())
-		if r.reported[msg] {
-			continue
-		}
 		for _, src := range strings.Split(p.Source, ",") {
-			ns, name, ok := strings.Cut(src, "/")
-			if !ok {
-				continue
+			if ns, name, ok := strings.Cut(src, "/"); ok {
+				key := types.NamespacedName{Namespace: ns, Name: name}
+				faults[key] = append(faults[key], p.Err.Error())
 			}
-			cm := &corev1.ConfigMap{}
-			if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, cm); err != nil {
-				continue // gone meanwhile: nothing to attach the event to
-			}
-			r.Recorder.Eventf(cm, nil, corev1.EventTypeWarning, kofv1.ReasonInvalidSpec, kofv1.ActionMergeRules, "%s", p.Err.Error())
 		}
 	}
-	r.reported = current
+	mem := r.mem()
+	keys := slices.Collect(maps.Keys(faults))
+	for _, key := range mem.Unsettled() {
+		if _, ok := faults[key]; !ok {
+			keys = append(keys, key)
+		}
+	}
+	for _, key := range keys {
+		cm := &corev1.ConfigMap{}
+		if err := r.Client.Get(ctx, key, cm); err != nil {
+			mem.Forget(key) // gone meanwhile: nothing to attach the event to
+			continue
+		}
+		mem.Publish(cm, Merged(faults[key]))
+	}
+}
+
+// Merged returns the RulesMerged condition of one rule input ConfigMap with the given problems: True (reason
+// Succeeded) without any, else False (reason InvalidSpec) naming each.
+func Merged(problems []string) metav1.Condition {
+	if len(problems) == 0 {
+		return metav1.Condition{Type: kofv1.ConditionRulesMerged, Status: metav1.ConditionTrue,
+			Reason: kofv1.ReasonSucceeded, Message: "merged into the promxy and vmrules ConfigMaps"}
+	}
+	return metav1.Condition{Type: kofv1.ConditionRulesMerged, Status: metav1.ConditionFalse,
+		Reason: kofv1.ReasonInvalidSpec, Message: strings.Join(problems, "; ")}
+}
+
+func (r *Reconciler) mem() *phase.Memory {
+	r.once.Do(func() { r.memory = &phase.Memory{Recorder: r.Recorder, Action: kofv1.ActionMergeRules} })
+	return r.memory
 }

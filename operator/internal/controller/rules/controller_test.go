@@ -111,7 +111,9 @@ func TestRulesFlow(t *testing.T) {
 		t.Errorf("resync changed resourceVersions (-before +after):\n%s", diff)
 	}
 
-	// Bad YAML in one input: one Warning event on it, outputs unchanged, no repeated event on resync.
+	// Bad YAML in one input: one Warning event on it (RulesMerged False), outputs unchanged, no repeated event on
+	// resync; fixed again: one Normal event (RulesMerged True) and the outputs back to what they were.
+	good := alerts.Data
 	alerts.Data = map[string]string{"kof-collectors": "KOFCollectorExportFailing: [unclosed"}
 	if err := env.Client.Update(ctx, alerts); err != nil {
 		t.Fatal(err)
@@ -126,6 +128,21 @@ func TestRulesFlow(t *testing.T) {
 	}
 	if e := <-recorder.Events; !strings.HasPrefix(e, corev1.EventTypeWarning) || !strings.Contains(e, `data["kof-collectors"]`) {
 		t.Errorf("event = %q, want a Warning naming the data key", e)
+	}
+	alerts.Data = good
+	if err := env.Client.Update(ctx, alerts); err != nil {
+		t.Fatal(err)
+	}
+	reconcileOnce()
+	reconcileOnce()
+	if n := len(recorder.Events); n != 1 {
+		t.Fatalf("events after the fix = %d, want exactly 1", n)
+	}
+	if e := <-recorder.Events; !strings.HasPrefix(e, corev1.EventTypeNormal+" "+kofv1.ReasonSucceeded) {
+		t.Errorf("event after the fix = %q, want Normal %s (RulesMerged True)", e, kofv1.ReasonSucceeded)
+	}
+	if diff := cmp.Diff(before, versions()); diff != "" {
+		t.Errorf("fixed input changed outputs (-before +after):\n%s", diff)
 	}
 
 	// A record patch for r1 reaches its vmrules values.

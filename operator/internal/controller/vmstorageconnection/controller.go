@@ -33,8 +33,9 @@ import (
 	"kof.dev/kof/operator/vmapi"
 )
 
-// ControllerName names the controller (metrics, logs, events).
-const ControllerName = "vmstorageconnection"
+// Name names the controller: the controller label of its metrics, its logger and the reporting controller of its
+// events (every controller of the operator is named kof-<duty>).
+const Name = "kof-vmstorageconnection"
 
 // Reconciler keeps storage clusters in line with the VMStorageConnections that reference them. Client and Recorder
 // are required; the manager's scheme must know kofv1, VictoriaMetrics operator v1 (VLCluster, VTCluster) and core v1.
@@ -70,14 +71,14 @@ const (
 // that references them). It returns the indexer's or the builder's error.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil || r.Recorder == nil {
-		return fmt.Errorf("setup %s controller: Client and Recorder are required", ControllerName)
+		return fmt.Errorf("setup %s controller: Client and Recorder are required", Name)
 	}
 	ctx := context.Background()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, &kofv1.VMStorageConnection{}, clusterIndex, func(o client.Object) []string {
 		return []string{refOf(o.(*kofv1.VMStorageConnection)).index()}
 	}); err != nil {
-		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, clusterIndex, err)
+		return fmt.Errorf("setup %s controller: index %s: %w", Name, clusterIndex, err)
 	}
 	if err := idx.IndexField(ctx, &kofv1.VMStorageConnection{}, secretIndex, func(o client.Object) []string {
 		c := o.(*kofv1.VMStorageConnection)
@@ -86,10 +87,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 		return nil
 	}); err != nil {
-		return fmt.Errorf("setup %s controller: index %s: %w", ControllerName, secretIndex, err)
+		return fmt.Errorf("setup %s controller: index %s: %w", Name, secretIndex, err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(Name).
 		For(&kofv1.VMStorageConnection{}).
 		Watches(&vmapi.VLCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVLCluster))).
 		Watches(&vmapi.VTCluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConnections(kofv1.KindVTCluster))).
