@@ -4,8 +4,8 @@
 // Server): VictoriaMetrics single-node, VictoriaLogs single-node and MinIO, stopped by Stop (registered with
 // t.Cleanup by the T helpers), a MinIO user holding exactly the IAM policy that a user guide gives an exporter,
 // read from the guide itself (ExporterUser, through MinIO's admin API), a kube-apiserver that writes an audit log
-// (AuditLog) and Ed25519 signing keys (SigningKey). Every program started dies with the test process
-// (proc.DieWithParent). It is test support only.
+// (AuditLog) and Ed25519 signing keys (SigningKey), and polls a condition until its deadline (Eventually). Every
+// program started dies with the test process (proc.DieWithParent). It is test support only.
 package testproc
 
 import (

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kof.dev/kof/internal/testproc"
 )
 
 // request sends method to url with body and returns the status code and body.
@@ -69,24 +72,15 @@ func query(ctx context.Context, addr, q string) ([]result, error) {
 	return out, nil
 }
 
-// eventually calls cond every 500 ms until it holds, failing the test with its last message after timeout.
+// eventually waits for cond to hold (testproc.Eventually), failing the test with its last message after timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	last := ""
-	for {
-		ok, msg := cond(ctx)
-		if ok {
-			return
+	testproc.Eventually(t, timeout, what, func(ctx context.Context) error {
+		if ok, msg := cond(ctx); !ok {
+			return errors.New(msg)
 		}
-		last = msg
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not within %s: %s", what, timeout, last)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }
 
 // hostPort splits a loopback address.

@@ -2,8 +2,8 @@ package datapath
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"kof.dev/kof/internal/testproc"
 	"net"
 	"net/url"
 	"os"
@@ -18,6 +18,7 @@ import (
 
 	"kof.dev/kof/chartlib/collector"
 	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/internal/testproc"
 )
 
 // podLog is the log file of an application container on the scratch node (the path layout the container parser of
@@ -249,22 +250,13 @@ func (r *run) sendFailed(ctx context.Context) (float64, error) {
 	return sum, nil
 }
 
-// eventually polls cond every 500 ms until it holds, failing the test with its last note after timeout.
+// eventually waits for cond to hold (testproc.Eventually), failing the test with its last message after timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string)) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	note := ""
-	for {
-		ok, n := cond(ctx)
-		if ok {
-			return
+	testproc.Eventually(t, timeout, what, func(ctx context.Context) error {
+		if ok, msg := cond(ctx); !ok {
+			return errors.New(msg)
 		}
-		note = n
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not within %s (last: %s)", what, timeout, note)
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return nil
+	})
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/internal/harness"
+	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 
@@ -188,20 +190,15 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// eventually polls cond every 250ms until it returns "" or timeout passes; it fails with cond's last message.
+// eventually waits until cond returns "" (testproc.Eventually), failing the test with its last message after timeout.
 func eventually(t *testing.T, timeout time.Duration, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		msg := cond()
-		if msg == "" {
-			return
+	testproc.Eventually(t, timeout, "condition", func(context.Context) error {
+		if msg := cond(); msg != "" {
+			return errors.New(msg)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", timeout, msg)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // crdExists reports whether the CRD name is installed.

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/internal/cacheconfig"
@@ -124,20 +125,10 @@ func create(t *testing.T, objs ...client.Object) {
 	}
 }
 
-// eventually retries f every 100ms for up to 60s and fails the test with f's last error.
+// eventually waits up to 60 s for f to return nil (testproc.Eventually) and fails the test with f's last error.
 func eventually(t *testing.T, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testproc.Eventually(t, 60*time.Second, "condition", func(context.Context) error { return f() })
 }
 
 // getCM returns the data of ConfigMap ns/name.

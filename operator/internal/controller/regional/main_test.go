@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/internal/testenv"
@@ -70,19 +71,10 @@ func setup(e *testenv.Env) (func(), error) {
 	return cancel, nil
 }
 
+// eventually waits up to 60 s for f to return nil (testproc.Eventually) and fails the test with f's last error.
 func eventually(t *testing.T, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testproc.Eventually(t, 60*time.Second, "condition", func(context.Context) error { return f() })
 }
 
 func get(o client.Object) error {
