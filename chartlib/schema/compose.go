@@ -87,6 +87,7 @@ func compose(s *ordered, chartsDir, chart string, handoffs Handoffs, done map[st
 					return err
 				}
 				sub.del("$schema")
+				sub.del("$comment")
 				if err := compose(sub, chartsDir, recv, handoffs, done, depth+1); err != nil {
 					return err
 				}
