@@ -10,6 +10,8 @@ ROOT     := $(abspath .)
 BIN      := $(ROOT)/bin
 GO       ?= go
 GOTEST_TIMEOUT ?= 18m
+# Test packages run at once by make test (ci/test.sh).
+GOTEST_P ?= 4
 SCENARIO ?= 01-regional-child
 KEEP ?=
 # Release variables (docs/release.md): REGISTRY=host[:port][/path], VERSION=x.y.z (default: the umbrella chart's
@@ -19,9 +21,6 @@ VERSION    ?=
 PLAIN_HTTP ?=
 OUT        ?=
 CHARTS   := $(sort $(dir $(wildcard charts/*/Chart.yaml)))
-# The packages with benchmarks: `make test` runs each benchmark once at a small size (-short) in a run of its own, so
-# the tests' run stays cacheable (-bench is not a cacheable flag) and no other package's TestMain runs twice.
-BENCH_PKGS = $(sort $(addprefix ./,$(dir $(shell git grep -l '^func Benchmark' -- '*_test.go'))))
 export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: help
@@ -67,9 +66,7 @@ test: ## Run every test: unit, chart goldens, scenarios, envtest, end-to-end and
 	@bash ci/crds.sh
 	@bash ci/chromium.sh
 	$(GO) run ./tools/kof images --compile-only
-	$(GO) test -timeout $(GOTEST_TIMEOUT) ./...
-	$(GO) test -short -run '^$$' -bench . -benchtime 1x -timeout $(GOTEST_TIMEOUT) $(BENCH_PKGS)
-	@bash ci/lint-charts.sh
+	@GO=$(GO) GOTEST_TIMEOUT=$(GOTEST_TIMEOUT) GOTEST_P=$(GOTEST_P) bash ci/test.sh
 
 .PHONY: bench
 bench: ## Run the Go benchmarks and compare chartlib with bin/helm template on the same charts.

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The test run of `make test`, after the tools, CRDs and Chromium are in place:
+#   1. every package's tests (go test ./...), the packages that wait longest on real servers started first so that
+#      they do not form the run's tail, GOTEST_P packages at a time (default 4: most of those tests wait on
+#      controllers and servers, so on two cores four packages keep the CPU busy where two leave it half idle);
+#   2. then, side by side: every benchmark once at its smallest size (-short -benchtime 1x, in a run of its own so
+#      the tests' run stays cacheable and no TestMain runs twice) and `helm lint --strict` of every chart.
+# Exit status: non-zero when any of them failed; the output of each part is printed whole.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+GO="${GO:-go}"
+TIMEOUT="${GOTEST_TIMEOUT:-18m}"
+P="${GOTEST_P:-4}"
+
+# The slowest packages of a warm run on two cores, slowest first (seconds measured there: fidelity 223, e2e 160,
+# exporters 148, ui 61, scale 46, harness 28, scenarios 27, datapath 26). A package missing from the tree is an
+# error, so this list cannot go stale silently.
+first=(./tests/fidelity ./tests/e2e ./tests/exporters ./tests/ui ./operator/internal/scale ./internal/harness
+  ./tests/scenarios ./tests/datapath)
+for p in "${first[@]}"; do
+  [ -d "$p" ] || { echo "ci/test.sh: $p is in the list of slow packages but not in the tree; update the list" >&2; exit 1; }
+done
+
+start=$(date +%s)
+status=0
+"$GO" test -p "$P" -timeout "$TIMEOUT" "${first[@]}" ./... || status=1
+echo "[test] go test: $(( $(date +%s) - start )) s"
+
+mapfile -t bench < <(git grep -l '^func Benchmark' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+mid=$(date +%s)
+( "$GO" test -short -run '^$' -bench . -benchtime 1x -timeout "$TIMEOUT" "${bench[@]}" >"$logs/bench" 2>&1 ) &
+bench_pid=$!
+( bash ci/lint-charts.sh >"$logs/lint" 2>&1 ) &
+lint_pid=$!
+wait "$bench_pid" || { status=1; echo "[test] benchmarks (once each, -short): FAILED" >>"$logs/bench"; }
+wait "$lint_pid" || status=1
+cat "$logs/bench" "$logs/lint"
+echo "[test] benchmarks once and chart lint: $(( $(date +%s) - mid )) s; all: $(( $(date +%s) - start )) s"
+exit "$status"
