@@ -20,6 +20,8 @@ REGISTRY   ?=
 VERSION    ?=
 PLAIN_HTTP ?=
 OUT        ?=
+# The archive `make support-bundle` writes (default: kof-support-bundle-<UTC time>.tar.gz in this folder).
+BUNDLE     ?=
 CHARTS   := $(sort $(dir $(wildcard charts/*/Chart.yaml)))
 export KUBEBUILDER_ASSETS := $(BIN)
 
@@ -79,6 +81,10 @@ demo: ## Install KOF on a local control plane and show what every cluster receiv
 	@bash ci/tools.sh --for demo
 	@bash ci/crds.sh
 	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
+
+.PHONY: support-bundle
+support-bundle: ## Write a support bundle of the management cluster of your kubeconfig, read-only (BUNDLE=file.tar.gz).
+	$(GO) run ./tools/kof support-bundle $(if $(BUNDLE),-o $(BUNDLE))
 
 .PHONY: images
 images: ## Build an OCI image per binary of cmd/: an OCI layout in out/images, or pushed to REGISTRY.

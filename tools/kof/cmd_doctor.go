@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -120,12 +117,12 @@ Exit status: 0 when no finding is an error, 1 when one is (or the cluster cannot
 			if output == outputJSON {
 				err = writeDoctorJSON(s.out, d, clusters, findings)
 			} else {
-				err = writeDoctor(s.out, clusters, findings)
+				err = diagnose.WriteText(s.out, clusters, findings)
 			}
 			if err != nil {
 				return failed(err)
 			}
-			if n := countSeverity(findings, diagnose.SeverityError); n > 0 {
+			if n := diagnose.CountSeverity(findings, diagnose.SeverityError); n > 0 {
 				return findingsError{n}
 			}
 			return nil
@@ -156,47 +153,6 @@ func scoped(fs []diagnose.Finding, dir string) []diagnose.Finding {
 	return out
 }
 
-func countSeverity(fs []diagnose.Finding, sev diagnose.Severity) int {
-	n := 0
-	for _, f := range fs {
-		if f.Severity == sev {
-			n++
-		}
-	}
-	return n
-}
-
-// writeDoctor prints the cluster table (CLUSTER, ROLE, REGIONAL, ENDPOINTS, SERVICES, STATE), then every finding:
-// `<severity> <cluster>: <message> [<code>]`, the object and field on the next line, the fix on the one after.
-func writeDoctor(w io.Writer, clusters []*diagnose.Cluster, findings []diagnose.Finding) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLUSTER\tROLE\tREGIONAL\tENDPOINTS\tSERVICES\tSTATE")
-	for _, c := range clusters {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Dir, c.Role, dash(c.Regional), dash(origin(c.Endpoints)),
-			services(c.Services), c.State())
-	}
-	if err := tw.Flush(); err != nil {
-		return fmt.Errorf("write table: %w", err)
-	}
-	fmt.Fprintf(w, "\n%d findings: %d errors, %d warnings, %d info\n", len(findings),
-		countSeverity(findings, diagnose.SeverityError), countSeverity(findings, diagnose.SeverityWarning),
-		countSeverity(findings, diagnose.SeverityInfo))
-	for _, f := range findings {
-		where := f.Cluster
-		if where == "" {
-			where = "fleet"
-		}
-		fmt.Fprintf(w, "%-7s %s: %s [%s]\n", f.Severity, where, f.Message, f.Code)
-		if f.Object != "" || f.Field != "" {
-			fmt.Fprintf(w, "        %s\n", strings.TrimSpace(f.Object+" "+f.Field))
-		}
-		if _, err := fmt.Fprintf(w, "        fix: %s\n", f.Fix); err != nil {
-			return fmt.Errorf("write findings: %w", err)
-		}
-	}
-	return nil
-}
-
 // writeDoctorJSON prints the diagnosis as JSON; with one cluster chosen, only it and the findings in scope.
 func writeDoctorJSON(w io.Writer, d *diagnose.Diagnosis, clusters []*diagnose.Cluster,
 	findings []diagnose.Finding) error {
@@ -216,53 +172,4 @@ func writeDoctorJSON(w io.Writer, d *diagnose.Diagnosis, clusters []*diagnose.Cl
 		return fmt.Errorf("write json: %w", err)
 	}
 	return nil
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// origin returns the distinct `scheme://host` of the write endpoints.
-func origin(eps []diagnose.Endpoint) string {
-	seen := map[string]bool{}
-	var out []string
-	for _, e := range eps {
-		u, err := url.Parse(e.Write)
-		if err != nil || u.Host == "" {
-			continue
-		}
-		if o := u.Scheme + "://" + u.Host; !seen[o] {
-			seen[o] = true
-			out = append(out, o)
-		}
-	}
-	return strings.Join(out, ",")
-}
-
-// services summarises service states, e.g. `4: 3 Deployed, 1 Failed` or `2: not reported`.
-func services(ss []diagnose.Service) string {
-	if len(ss) == 0 {
-		return "0"
-	}
-	n := map[string]int{}
-	for _, s := range ss {
-		n[s.State]++
-	}
-	states := make([]string, 0, len(n))
-	for st := range n {
-		states = append(states, st)
-	}
-	sort.Strings(states)
-	parts := make([]string, 0, len(states))
-	for _, st := range states {
-		if len(states) == 1 {
-			parts = append(parts, st)
-		} else {
-			parts = append(parts, fmt.Sprintf("%d %s", n[st], st))
-		}
-	}
-	return fmt.Sprintf("%d: %s", len(ss), strings.Join(parts, ", "))
 }

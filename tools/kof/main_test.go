@@ -201,6 +201,28 @@ func TestDoctorUsage(t *testing.T) {
 	}
 }
 
+// kof support-bundle: bad flags are usage errors naming the flag; no kubeconfig is a failure naming the fix and
+// writes no archive.
+func TestSupportBundleUsage(t *testing.T) {
+	for _, args := range [][]string{{"--log-lines", "0"}, {"--log-since", "-1h"}} {
+		code, _, errOut := kof(t, append([]string{"support-bundle"}, args...)...)
+		if code != exitUsage || !strings.Contains(errOut, args[0]) {
+			t.Errorf("kof support-bundle %v: exit %d, stderr %q; want a usage error naming %s", args, code, errOut, args[0])
+		}
+	}
+	dir := t.TempDir()
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", dir)
+	out := filepath.Join(dir, "b.tar.gz")
+	code, _, errOut := kof(t, "support-bundle", "-o", out)
+	if code != exitFindings || !strings.Contains(errOut, "no kubeconfig") {
+		t.Errorf("kof support-bundle without kubeconfig: exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("kof support-bundle without kubeconfig left %s (%v)", out, err)
+	}
+}
+
 // `kof demo --keep` prints how to reach the kept control plane and returns when the context ends (Ctrl-C), so the
 // demo then stops everything.
 func TestHoldDemoPrintsKubeconfigAndReturns(t *testing.T) {
