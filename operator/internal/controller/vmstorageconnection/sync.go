@@ -89,6 +89,12 @@ func (r *Reconciler) connections(ctx context.Context) ([]kofv1.VMStorageConnecti
 // its namespace, prunes copies nobody needs, and returns the outcome for the connection self (`namespace/name`;
 // "" when finalizing).
 func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (phase.Outcome, error) {
+	// The copies are read before the connections, so that this reconcile's connection snapshot is at least as new as
+	// every copy it may prune (see pruneCopies).
+	copies, err := r.copies(ctx, key.namespace)
+	if err != nil {
+		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
+	}
 	all, err := r.connections(ctx)
 	if err != nil {
 		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
@@ -99,7 +105,7 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (pha
 	}
 	if cluster == nil {
 		return phase.Invalid(kofv1.ReasonNotFound, fmt.Sprintf("spec.cluster_ref: %s %s/%s not found; it is connected once it exists",
-			key.kind, key.namespace, key.name)), r.pruneCopies(ctx, key.namespace, all)
+			key.kind, key.namespace, key.name)), r.pruneCopies(ctx, copies, key.namespace, all)
 	}
 	var usable []kofv1.VMStorageConnection
 	selfOutcome := phase.Done("connected to " + key.kind + " " + key.namespace + "/" + key.name)
@@ -134,7 +140,7 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (pha
 	if err := r.applyCluster(ctx, key, cluster, desired); err != nil {
 		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
-	if err := r.pruneCopies(ctx, key.namespace, all); err != nil {
+	if err := r.pruneCopies(ctx, copies, key.namespace, all); err != nil {
 		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
 	return selfOutcome, nil
@@ -149,7 +155,19 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 		joinSorted(cluster.mounted) == joinSorted(d.Secrets) {
 		return nil
 	}
-	metadata := map[string]any{"name": key.name, "namespace": key.namespace}
+	u := ClusterApply(key.kind, key.namespace, key.name, secrets, d)
+	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply storage nodes to %s %s/%s: %w", key.kind, key.namespace, key.name, err)
+	}
+	return nil
+}
+
+// ClusterApply returns the server-side apply object of the storage cluster kind (kofv1.KindVLCluster or
+// KindVTCluster) namespace/name: its select component's managed extraArgs d.Args and mounts secrets (the merged
+// list, MergeSecrets), and kofv1.MountedSecretsAnnotation listing d.Secrets. A field left out of it is removed when
+// this field manager owned it.
+func ClusterApply(kind, namespace, name string, secrets []string, d Desired) *unstructured.Unstructured {
+	metadata := map[string]any{"name": name, "namespace": namespace}
 	if len(d.Secrets) > 0 {
 		metadata["annotations"] = map[string]any{kofv1.MountedSecretsAnnotation: joinSorted(d.Secrets)}
 	}
@@ -170,17 +188,13 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 	}
 	obj := map[string]any{
 		"apiVersion": vmapi.V1.String(),
-		"kind":       key.kind,
+		"kind":       kind,
 		"metadata":   metadata,
 	}
 	if len(component) > 0 {
-		obj["spec"] = map[string]any{componentField(key.kind): component}
+		obj["spec"] = map[string]any{componentField(kind): component}
 	}
-	u := &unstructured.Unstructured{Object: obj}
-	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
-		return fmt.Errorf("apply storage nodes to %s %s/%s: %w", key.kind, key.namespace, key.name, err)
-	}
-	return nil
+	return &unstructured.Unstructured{Object: obj}
 }
 
 // ensureSecretCopy makes the credentials Secret of c available in namespace ns. A Secret already in ns needs
@@ -223,19 +237,48 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 	case maps.EqualFunc(dst.Data, src.Data, func(a, b []byte) bool { return string(a) == string(b) }):
 		return "", nil
 	}
-	ac := corev1ac.Secret(dstKey.Name, dstKey.Namespace).
-		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
-		WithAnnotations(map[string]string{kofv1.SourceSecretAnnotation: nsName(srcKey)}).
-		WithType(corev1.SecretTypeOpaque).
-		WithData(src.Data)
+	ac := CopyOf(&src, ns)
 	if err := r.Client.Apply(ctx, ac, client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
 		return "", fmt.Errorf("apply credentials copy %s: %w", nsName(dstKey), err)
 	}
 	return "", nil
 }
 
-// pruneCopies deletes the Secret copies in namespace ns that no live connection needs any more.
-func (r *Reconciler) pruneCopies(ctx context.Context, ns string, all []kofv1.VMStorageConnection) error {
+// CopyOf returns the server-side apply configuration of the copy of credentials Secret src in namespace ns: the
+// same name, type Opaque, src's data, labelled managed-by kof-operator and annotated kofv1.SourceSecretAnnotation
+// with src's `namespace/name`.
+func CopyOf(src *corev1.Secret, ns string) *corev1ac.SecretApplyConfiguration {
+	return corev1ac.Secret(src.Name, ns).
+		WithLabels(map[string]string{kofv1.ManagedByLabel: kofv1.ManagedBy}).
+		WithAnnotations(map[string]string{kofv1.SourceSecretAnnotation: src.Namespace + "/" + src.Name}).
+		WithType(corev1.SecretTypeOpaque).
+		WithData(src.Data)
+}
+
+// copies returns the credentials Secret copies in namespace ns (labelled managed-by kof-operator and annotated with
+// kofv1.SourceSecretAnnotation), as the cache holds them now.
+func (r *Reconciler) copies(ctx context.Context, ns string) ([]corev1.Secret, error) {
+	var list corev1.SecretList
+	if err := r.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+		return nil, fmt.Errorf("list credentials copies in %s: %w", ns, err)
+	}
+	out := list.Items[:0]
+	for _, s := range list.Items {
+		if _, isCopy := s.Annotations[kofv1.SourceSecretAnnotation]; isCopy {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// pruneCopies deletes those of copies (in namespace ns) that no connection of all needs any more. copies must have
+// been read before all: a copy is written only by a reconcile that read the connection needing it from the same
+// cache, before the write, so a copy in copies has its connection in all unless that connection is gone. Pruning
+// from an older connection list (as this controller once did) deleted, with several workers, the copy a parallel
+// reconcile had just made for a connection that list did not hold yet. Each delete carries the copy's UID and
+// resourceVersion as preconditions: a copy changed since it was read is not proven stale and is left alone (a later
+// reconcile decides on it).
+func (r *Reconciler) pruneCopies(ctx context.Context, copies []corev1.Secret, ns string, all []kofv1.VMStorageConnection) error {
 	needed := map[string]bool{}
 	for i := range all {
 		c := &all[i]
@@ -243,16 +286,13 @@ func (r *Reconciler) pruneCopies(ctx context.Context, ns string, all []kofv1.VMS
 			needed[s.Name] = true
 		}
 	}
-	var list corev1.SecretList
-	if err := r.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
-		return fmt.Errorf("list credentials copies in %s: %w", ns, err)
-	}
-	for i := range list.Items {
-		s := &list.Items[i]
-		if _, isCopy := s.Annotations[kofv1.SourceSecretAnnotation]; !isCopy || needed[s.Name] {
+	for i := range copies {
+		s := &copies[i]
+		if needed[s.Name] {
 			continue
 		}
-		if err := r.Client.Delete(ctx, s); client.IgnoreNotFound(err) != nil {
+		pre := client.Preconditions{UID: &s.UID, ResourceVersion: &s.ResourceVersion}
+		if err := r.Client.Delete(ctx, s, pre); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("delete unused credentials copy %s/%s: %w", s.Namespace, s.Name, err)
 		}
 	}
