@@ -2,7 +2,8 @@
 # Runs KOF's Go benchmarks (run by `make bench`) and prints two comparisons measured in the same run:
 #   - chartlib rendering one chart vs `bin/helm template` of the same chart (chartlib/render);
 #   - the fleet render of 1 management + 10 regional + 200 child clusters vs the equivalent `bin/helm template` runs
-#     (chartlib/fleet; helm does layer 1 only, so the comparison favours helm).
+#     (chartlib/fleet; helm does layer 1 only, so the comparison favours helm);
+#   - kof diff of that fleet (two renders and the comparison) vs one fleet render (chartlib/diff; target <= 2x).
 # Then the other benchmarks: layer-2 instantiation, rule merging, promxy config, chart renders, the operator (its own
 # process) at 20 regional + 200 and + 1,000 child clusters (KOF_SCALE_CHILDREN sets the larger count) against the
 # floor of a client applying the same desired objects on the same control plane (time, writes per desired object,
@@ -52,6 +53,7 @@ ratio() {
 
 bench ./chartlib/render/ 'BenchmarkRepositoryChartFromDisk$|BenchmarkHelmTemplate$' 20x
 bench ./chartlib/fleet/ 'BenchmarkFleet$|BenchmarkHelmTemplateFleet$' 1x
+bench ./chartlib/diff/ 'BenchmarkDiff$|BenchmarkRenderFleet$' 1x
 bench ./chartlib/sveltos/ . 1s
 bench ./chartlib/validate/ . 1s
 bench ./doctor/diagnose/ 'BenchmarkDiagnose' 10x
@@ -78,7 +80,17 @@ fi
 r="$OUT/__chartlib_render_.txt"; f="$OUT/__chartlib_fleet_.txt"
 [ -f "$r" ] && ratio "one chart (kof-mothership)" "$r" BenchmarkRepositoryChartFromDisk BenchmarkHelmTemplate
 [ -f "$f" ] && ratio "fleet (1 mgmt + 10 regional + 200 child)" "$f" BenchmarkFleet BenchmarkHelmTemplateFleet
-d="$OUT/__chartlib_diagnose_.txt"
+k="$OUT/__chartlib_diff_.txt"
+if [ -f "$k" ]; then
+  a="$(nsop "$k" BenchmarkDiff)"; b="$(nsop "$k" BenchmarkRenderFleet)"
+  if [ -n "$a" ] && [ -n "$b" ]; then
+    awk -v a="$a" -v b="$b" 'BEGIN {printf "kof diff (1 mgmt + 10 regional + 200 child): diff %.1f ms, one fleet render %.1f ms, ratio diff/render = %.2f (target <= 2)\n", a/1e6, b/1e6, a/b}'
+    awk -v a="$a" -v b="$b" 'BEGIN {exit !(a/b > 2)}' && failed+=("./chartlib/diff/ (kof diff over 2x one fleet render)")
+  else
+    echo "kof diff: missing result (BenchmarkDiff=$a, BenchmarkRenderFleet=$b)"; failed+=("./chartlib/diff/")
+  fi
+fi
+d="$OUT/__doctor_diagnose_.txt"
 if [ -f "$d" ]; then
   a="$(nsop "$d" BenchmarkDiagnose100)"; b="$(nsop "$d" BenchmarkDiagnose1000)"
   awk -v a="$a" -v b="$b" 'BEGIN {printf "diagnosis: 101 clusters %.1f ms, 1001 clusters %.1f ms, ratio 1001/(10 x 101) = %.2f (1.0: linear)\n", a/1e6, b/1e6, b/(10*a)}'

@@ -74,6 +74,9 @@ type Options struct {
 	Validator *validate.Validator
 	// Workers bounds the clusters rendered at once; 0 means runtime.GOMAXPROCS(0).
 	Workers int
+	// Memo, when set, keeps the layer-2 chart renders for other renders that share it (RenderMemo); nil renders
+	// every service.
+	Memo *RenderMemo
 }
 
 // Fleet is the outcome of Render.

@@ -273,8 +273,7 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 	if res.ReleaseNamespace != "" {
 		s.Namespace = res.ReleaseNamespace
 	}
-	set, err := render.Chart(ctx, render.Options{Chart: ch, Values: res.Values, ReleaseName: s.Name,
-		Namespace: s.Namespace})
+	set, err := p.opts.Memo.render(ctx, ch, p.mgmt.charts.digest(s.Chart), s.Name, s.Namespace, res.Values)
 	if err != nil {
 		s.Err = fmt.Errorf("render chart %s with the instantiated values: %w", s.Chart, err)
 		return s

@@ -33,11 +33,14 @@ type chartCache struct {
 	where  string
 	mu     sync.Mutex
 	loaded map[string]*chart.Chart
+	// digests are the loaded charts' content digests (chartDigest), for RenderMemo.
+	digests map[string]string
 }
 
 // newChartCache returns the cache of the charts of opts: the folder ChartsDir, else the file system Charts.
 func newChartCache(opts Options) *chartCache {
-	c := &chartCache{fsys: opts.Charts, where: "the given charts", loaded: map[string]*chart.Chart{}}
+	c := &chartCache{fsys: opts.Charts, where: "the given charts", loaded: map[string]*chart.Chart{},
+		digests: map[string]string{}}
 	if opts.ChartsDir != "" {
 		c.fsys, c.where = os.DirFS(opts.ChartsDir), opts.ChartsDir
 	}
@@ -65,7 +68,15 @@ func (c *chartCache) get(name string) (*chart.Chart, error) {
 		return nil, fmt.Errorf("%s: %w", c.where, err)
 	}
 	c.loaded[name] = ch
+	c.digests[name] = chartDigest(ch)
 	return ch, nil
+}
+
+// digest returns the content digest of the loaded chart name ("" before it is loaded).
+func (c *chartCache) digest(name string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.digests[name]
 }
 
 // renderManagement renders the umbrella (layer 1) and every HelmRelease whose chart is local, in the order Flux
@@ -201,4 +212,28 @@ func (m *management) renderRelease(ctx context.Context, rel *Release) error {
 func str(obj map[string]any, path ...string) string {
 	s, _, _ := unstructured.NestedString(obj, path...)
 	return s
+}
+
+// ChartCRDs returns the CustomResourceDefinitions in the `crds/` folder of the local KOF chart name, as Helm
+// installs them before the chart's templates (and never upgrades them); nil when name is not a local chart or has
+// none. Errors: the chart cannot be loaded, or a file of `crds/` is not YAML of Kubernetes objects (naming the file).
+func (f *Fleet) ChartCRDs(name string) ([]*unstructured.Unstructured, error) {
+	if f.charts == nil || !f.charts.local(name) {
+		return nil, nil
+	}
+	ch, err := f.charts.get(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []*unstructured.Unstructured
+	for _, crd := range ch.CRDObjects() {
+		objs, err := manifest.ParseDocuments(crd.Filename, crd.File.Data)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			out = append(out, o.Unstructured)
+		}
+	}
+	return out, nil
 }

@@ -47,7 +47,7 @@ func Predict(ctx context.Context, s *Snapshot, opts PredictOptions) (*fleet.Flee
 	if len(opts.ValuesFiles) > 0 {
 		info.Layer1 = "values " + strings.Join(opts.ValuesFiles, ", ")
 	}
-	fo, err := fleetOptions(s, opts)
+	fo, err := FleetOptions(s, opts)
 	if err != nil {
 		info.Error = err.Error()
 		return nil, info
@@ -60,8 +60,13 @@ func Predict(ctx context.Context, s *Snapshot, opts PredictOptions) (*fleet.Flee
 	return f, info
 }
 
-// fleetOptions turns the snapshot into the inputs of fleet.Render.
-func fleetOptions(s *Snapshot, opts PredictOptions) (fleet.Options, error) {
+// FleetOptions turns the snapshot into the inputs of fleet.Render, as Predict renders them (and `kof diff --live`
+// reads the live side): the charts and validator of opts; the ClusterDeployments, ClusterTemplates, rule patch
+// ConfigMaps and umbrella Namespace of s as inputs; layer 1 from opts.ValuesFiles, else the umbrella's live
+// HelmRepositories, HelmCharts and HelmReleases (fleet.Options.Layer1). Errors: no charts, an object that cannot be
+// converted, or no values and no readable HelmRelease of the umbrella (the options are returned as far as they
+// were built).
+func FleetOptions(s *Snapshot, opts PredictOptions) (fleet.Options, error) {
 	fo := fleet.Options{ChartsDir: opts.ChartsDir, Charts: opts.Charts, ValuesFiles: opts.ValuesFiles,
 		ReleaseName: s.Release, Namespace: s.Namespace, Validator: opts.Validator}
 	if opts.ChartsDir == "" && opts.Charts == nil {

@@ -2,7 +2,8 @@
 // generate or verify values schemas, build KOF's images and publish a release. Flags and output only; the logic
 // lives in chartlib and release.
 //
-// Exit codes: 0 clean, 1 findings (printed one per line with their path) or a failed operation, 2 usage error.
+// Exit codes: 0 clean, 1 findings (printed one per line with their path) or a failed operation, 2 usage error;
+// `kof diff` has its own: 0 no change, 1 changes, 2 changes that hurt or no diff.
 package main
 
 import (
@@ -38,6 +39,20 @@ type opError struct{ err error }
 func (e opError) Error() string { return e.err.Error() }
 func (e opError) Unwrap() error { return e.err }
 
+// exitError ends a command with its own exit code (`kof diff`: 1 changes, 2 changes that hurt); err, when set, is
+// printed first.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
 // failed marks err as an operational failure (exit code 1); nil stays nil.
 func failed(err error) error {
 	if err == nil {
@@ -57,9 +72,15 @@ func run(ctx context.Context, args []string, s streams) int {
 	err := root.ExecuteContext(ctx)
 	var fe findingsError
 	var oe opError
+	var ee exitError
 	switch {
 	case err == nil:
 		return exitClean
+	case errors.As(err, &ee):
+		if ee.err != nil {
+			fmt.Fprintf(s.err, "kof: %v\n", ee.err)
+		}
+		return ee.code
 	case errors.As(err, &fe):
 		fmt.Fprintf(s.err, "kof: %s\n", fe)
 		return exitFindings
@@ -76,7 +97,7 @@ func run(ctx context.Context, args []string, s streams) int {
 func newRoot(s streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kof",
-		Short:         "KOF's charts offline (render, check, schema), live diagnosis (doctor, ui), audit, images and release",
+		Short:         "KOF's charts offline (render, diff, check, schema), live diagnosis (doctor, ui), audit, images and release",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
@@ -88,6 +109,6 @@ func newRoot(s streams) *cobra.Command {
 	root.SetErr(s.err)
 	root.AddCommand(newRenderCommand(s), newCheckCommand(s), newSchemaCommand(s), newDashboardsCommand(s),
 		newBundleCommand(s), newDemoCommand(s), newCollectorCommand(s), newAuditCommand(s), newImagesCommand(s),
-		newReleaseCommand(s), newDoctorCommand(s), newUICommand(s), newSupportBundleCommand(s))
+		newReleaseCommand(s), newDoctorCommand(s), newUICommand(s), newSupportBundleCommand(s), newDiffCommand(s))
 	return root
 }
