@@ -207,9 +207,10 @@ Input: the root context. Output: YAML list of {name, chart, version, repository}
 
 {{/*
 kof-mothership.previousTemplates: names of the ServiceTemplates found in the cluster (by `lookup`) that serve the
-same chart under another name, i.e. earlier versions, sorted by name. A KOF chart matches from any HelmRepository
-(earlier KOF releases may have used another one); a third-party chart only from the same HelmRepository, so that
-KCM's own templates of, say, cert-manager never join KOF's chains.
+same chart under another name at a lower version (semver order, when both versions are semver), sorted by name: so
+after a rollback the newer release's templates are never offered as upgrades of the older ones. A KOF chart matches
+from any HelmRepository (earlier KOF releases may have used another one); a third-party chart only from the same
+HelmRepository, so that KCM's own templates of, say, cert-manager never join KOF's chains.
 Input: dict {root, template: an entry of kof-mothership.serviceTemplates}. Output: YAML list of names.
 */}}
 {{- define "kof-mothership.previousTemplates" -}}
@@ -219,7 +220,14 @@ Input: dict {root, template: an entry of kof-mothership.serviceTemplates}. Outpu
 {{- range (dig "items" (list) $found) -}}
 {{- $spec := dig "spec" "helm" "chartSpec" dict . -}}
 {{- $sameSource := or $kof (eq (dig "sourceRef" "name" "" $spec) $.template.repository) -}}
-{{- if and (ne .metadata.name $.template.name) (eq ($spec.chart | default "") $.template.chart) $sameSource -}}
+{{- $lower := true -}}
+{{- $semverRe := "^v?[0-9]+[.][0-9]+[.][0-9]+([-+].*)?$" -}}
+{{- $have := toString ($spec.version | default "") -}}
+{{- $current := toString $.template.version -}}
+{{- if and (regexMatch $semverRe $have) (regexMatch $semverRe $current) -}}
+{{- $lower = lt ((semver $have).Compare (semver $current)) 0 -}}
+{{- end -}}
+{{- if and (ne .metadata.name $.template.name) (eq ($spec.chart | default "") $.template.chart) $sameSource $lower -}}
 {{- $names = append $names .metadata.name -}}
 {{- end -}}
 {{- end -}}

@@ -8,26 +8,35 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// serviceTemplate returns a ServiceTemplate fixture serving chart from repo.
+// serviceTemplate returns a ServiceTemplate fixture serving chart from repo at version 1.0.0.
 func serviceTemplate(name, chart, repo string) *unstructured.Unstructured {
+	return serviceTemplateAt(name, chart, repo, "1.0.0")
+}
+
+// serviceTemplateAt returns a ServiceTemplate fixture serving chart from repo at version.
+func serviceTemplateAt(name, chart, repo, version string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "k0rdent.mirantis.com/v1beta1",
 		"kind":       "ServiceTemplate",
 		"metadata":   map[string]any{"name": name, "namespace": kcmNamespace},
 		"spec": map[string]any{"helm": map[string]any{"chartSpec": map[string]any{
-			"chart": chart, "version": "1.0.0", "sourceRef": map[string]any{"kind": "HelmRepository", "name": repo},
+			"chart": chart, "version": version, "sourceRef": map[string]any{"kind": "HelmRepository", "name": repo},
 		}}},
 	}}
 }
 
 // TestMothershipUpgradeChains: earlier versions of a chart found in the cluster become upgrade sources of the new
 // ServiceTemplate (a KOF chart from any repository); third-party templates from another repository (KCM's own) do
-// not.
+// not, and neither do templates of a higher version (regression: after a rollback to 2.0.0 the chain offered the
+// newer release's kof-storage-2-1-0 as an upgrade to 2.0.0).
 func TestMothershipUpgradeChains(t *testing.T) {
 	res := renderChart(t, renderSpec{chart: "kof-mothership", lookup: []*unstructured.Unstructured{
 		serviceTemplate("kof-storage-1-1-0", "kof-storage", "kof-repo"),
 		serviceTemplate("kof-storage-1-0-0", "kof-storage", "kof-repo"),
 		serviceTemplate("kof-storage-2-0-0", "kof-storage", "kof-repo"),
+		serviceTemplateAt("kof-storage-2-1-0", "kof-storage", "kof-repo", "2.1.0"),
+		serviceTemplateAt("kof-collectors-2-0-1-e2e-1", "kof-collectors", "kof-repo", "2.0.1-e2e.1"),
+		serviceTemplateAt("kof-collectors-2-0-0-rc-1", "kof-collectors", "kof-repo", "2.0.0-rc.1"),
 		serviceTemplate("kof-collectors-1-4-0", "kof-collectors", "kof"),
 		serviceTemplate("cert-manager-v1-18-0", "cert-manager", "kof-templates-cert-manager"),
 		serviceTemplate("cert-manager-1-16-0", "cert-manager", "kcm-templates"),
@@ -50,6 +59,7 @@ func TestMothershipUpgradeChains(t *testing.T) {
 		"kof-collectors-2-0-0": {
 			map[string]any{"name": "kof-collectors-2-0-0"},
 			upgrade("kof-collectors-1-4-0", "kof-collectors-2-0-0", "2.0.0"),
+			upgrade("kof-collectors-2-0-0-rc-1", "kof-collectors-2-0-0", "2.0.0"),
 		},
 		"kof-operators-2-0-0": {map[string]any{"name": "kof-operators-2-0-0"}},
 	} {
