@@ -12,6 +12,8 @@ GO       ?= go
 GOTEST_TIMEOUT ?= 18m
 # Test packages run at once by make test (ci/test.sh).
 GOTEST_P ?= 4
+# GOGC of the compiles make runs for tools, the demo's CLI and the release platforms (ci/tools.sh explains the value).
+KOF_BUILD_GOGC ?= 400
 SCENARIO ?= 01-regional-child
 KEEP ?=
 # Release variables (docs/release.md): REGISTRY=host[:port][/path], VERSION=x.y.z (default: the umbrella chart's
@@ -67,7 +69,8 @@ test: ## Run every test: unit, chart goldens, scenarios, envtest, end-to-end and
 	@bash ci/tools.sh --for test
 	@bash ci/crds.sh
 	@bash ci/chromium.sh
-	$(GO) run ./tools/kof images --compile-only
+	GOGC=$(KOF_BUILD_GOGC) $(GO) build -o $(BIN)/kof ./tools/kof
+	GOGC=$(KOF_BUILD_GOGC) $(BIN)/kof images --compile-only
 	@GO=$(GO) GOTEST_TIMEOUT=$(GOTEST_TIMEOUT) GOTEST_P=$(GOTEST_P) bash ci/test.sh
 
 .PHONY: bench
@@ -80,7 +83,8 @@ bench: ## Run the Go benchmarks and compare chartlib with bin/helm template on t
 demo: ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name; KEEP=1 keeps it running for kof doctor until Ctrl-C).
 	@bash ci/tools.sh --for demo
 	@bash ci/crds.sh
-	$(GO) run ./tools/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
+	GOGC=$(KOF_BUILD_GOGC) $(GO) build -o $(BIN)/kof ./tools/kof
+	$(BIN)/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
 
 .PHONY: support-bundle
 support-bundle: ## Write a support bundle of the management cluster of your kubeconfig, read-only (BUNDLE=file.tar.gz).

@@ -182,6 +182,9 @@ PLAN="$ROOT/ci/tools/targets.tsv"
 # main [--for TARGET | tool...]: the whole run, in one function so that bash has read all of it before it starts
 # (an edit of this file during a long build cannot change what the running build does).
 main() {
+  # The compiler allocates much and collects often: GOGC=400 cut the CPU of a cold build by about a sixth (user+sys
+  # of a cold `go build ./chartlib/render`: 162 s at the default 100, 134 s at 400) for more memory per compile.
+  export GOGC="${KOF_BUILD_GOGC:-400}"
   # Every ci/tools/*.sh has a row in the plan and every row a script: a tool the plan lacks would never be built.
   for f in "$ROOT"/ci/tools/*.sh; do
     t="$(basename "$f" .sh)"
