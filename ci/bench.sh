@@ -9,7 +9,8 @@
 # floor of a client applying the same desired objects on the same control plane (time, writes per desired object,
 # direct reads, kube-apiserver and etcd CPU, operator CPU and memory; medians of 3 rounds); the cold-storage exporter at 1M and 5M samples against the raw VictoriaMetrics
 # export read (samples/s, MB/s, ratio, peak RSS); the audit-logs exporter against the raw LogsQL read (events/s, ratio,
-# peak RSS); the diagnosis of kof doctor at 100 and 1,000 clusters (and whether it grows linearly). BENCH_FILTER (a
+# peak RSS); the diagnosis of kof doctor at 100 and 1,000 clusters (and whether it grows linearly); the tenant proxy's
+# overhead per metrics query against the direct query (p50/p99 latency, CPU ratio). BENCH_FILTER (a
 # grep -E pattern over package paths) runs a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,6 +66,7 @@ bench ./operator/internal/scale/ . 1x
 bench ./exporters/columnar/ . 3x
 bench ./exporters/coldstorage/ . 3x
 bench ./exporters/auditlog/ . 3x
+bench ./tenancy/proxy/ . 1x
 
 echo
 echo "== comparisons (same run)"

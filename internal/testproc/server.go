@@ -202,6 +202,14 @@ func (s *Server) Restart() error {
 	return s.start()
 }
 
+// PID returns the process ID of the running server, 0 when it is stopped (for benchmarks reading /proc).
+func (s *Server) PID() int {
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // RSS returns the resident memory of the server process in bytes (from /proc), for benchmarks.
 func (s *Server) RSS() (int64, error) {
 	if s.cmd == nil {

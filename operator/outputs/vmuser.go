@@ -22,6 +22,10 @@ func ChildTenant(labels map[string]string) string {
 	return kofv1.DefaultTenant
 }
 
+// TenantLabel is the label (metrics) and field (logs, audit logs) the VMUser routes put each child's tenant in, and
+// filter reads by; traces carry it as the resource attribute `tenant` (docs/contract.md, "VMUser routes").
+const TenantLabel = "tenant"
+
 // route is one VMUser route: the path regexp, where it goes, and the tenant filter (query arg name and value format).
 type route struct {
 	path, url, arg, format string
@@ -30,14 +34,14 @@ type route struct {
 // routes lists the eight routes in the order of docs/contract.md, "VMUser routes".
 func routes(u config.StorageURLs) []route {
 	return []route{
-		{"/vm/insert/.*", u.VMInsert, "extra_label", "tenant=%s"},
-		{"/vm/select/.*", u.VMSelect, "extra_filters", `{tenant="%s"}`},
-		{"/vli/.*", u.VLInsert, "extra_fields", "tenant=%s"},
-		{"/vls/.*", u.VLSelect, "extra_filters", `"tenant":="%s"`},
-		{"/vlai/.*", u.VLAuditInsert, "extra_fields", "tenant=%s"},
-		{"/vlas/.*", u.VLAuditSelect, "extra_filters", `"tenant":="%s"`},
-		{"/vti/.*", u.VTInsert, "extra_fields", "resource_attr:tenant=%s"},
-		{"/vts/.*", u.VTSelect, "extra_filters", `"resource_attr:tenant":="%s"`},
+		{"/vm/insert/.*", u.VMInsert, "extra_label", TenantLabel + "=%s"},
+		{"/vm/select/.*", u.VMSelect, "extra_filters", "{" + TenantLabel + `="%s"}`},
+		{"/vli/.*", u.VLInsert, "extra_fields", TenantLabel + "=%s"},
+		{"/vls/.*", u.VLSelect, "extra_filters", `"` + TenantLabel + `":="%s"`},
+		{"/vlai/.*", u.VLAuditInsert, "extra_fields", TenantLabel + "=%s"},
+		{"/vlas/.*", u.VLAuditSelect, "extra_filters", `"` + TenantLabel + `":="%s"`},
+		{"/vti/.*", u.VTInsert, "extra_fields", "resource_attr:" + TenantLabel + "=%s"},
+		{"/vts/.*", u.VTSelect, "extra_filters", `"resource_attr:` + TenantLabel + `":="%s"`},
 	}
 }
 

@@ -16,7 +16,8 @@ const Module = "kof.dev/kof"
 // areaRank orders the areas (docs/design.md, "The import rule"): a package may import a package of its own area or of
 // an area of a lower rank, never one of the same rank in another area nor one of a higher rank. So the operator and
 // the exporters import neither each other nor the renderer (chartlib) or the doctor, the renderer never imports the
-// doctor, and nothing imports the in-cluster programs (cmd) or the CLI (tools). The charts' Go package (the charts
+// doctor, the tenant proxy (tenancy) reads the operator's definition of the tenant label but not the renderer, and
+// nothing imports the in-cluster programs (cmd) or the CLI (tools). The charts' Go package (the charts
 // embedded) ranks above the renderer because its tests render them.
 var areaRank = map[string]int{
 	"internal/proc":     0,
@@ -24,6 +25,7 @@ var areaRank = map[string]int{
 	"operator":          2,
 	"exporters":         2,
 	"chartlib":          3,
+	"tenancy":           3,
 	"doctor":            4,
 	"charts":            4,
 	"release":           4,
