@@ -1,8 +1,8 @@
 // Command audit-logs-exporter exports the closed UTC hours of Kubernetes audit events from the audit VictoriaLogs
 // cluster to S3 as gzip NDJSON with signed, chained manifests (exporters/auditlog), configured by environment
 // variables and a mounted signing key (charts/audit-logs-exporter, docs/audit-logs.md). It logs JSON to stderr and
-// exits 1 when any window failed (or compliance mode refused a bucket without object lock), 2 on a configuration
-// error.
+// exits 1 when any window failed (or compliance mode refused a bucket without object lock, or one whose object
+// lock configuration its S3 user may not read), 2 on a configuration error.
 package main
 
 import (

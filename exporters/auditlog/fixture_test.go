@@ -106,13 +106,15 @@ func ship(t *testing.T, vl *testproc.Server, lines []string) map[seriesKey]int {
 	return want
 }
 
-// config returns an exporter configuration for the servers, bucket and key file.
+// config returns an exporter configuration for the servers, bucket and key file, as a new MinIO user holding
+// exactly the user guide's policy on the bucket (testproc.ExporterUser), with path-style addressing inferred from
+// the endpoint (S3_USE_PATH_STYLE unset); extra is set over it.
 func config(t testing.TB, vlURL string, minio *testproc.Server, bucketName, keyFile string, extra map[string]string) auditlog.Config {
 	t.Helper()
+	user := testproc.ExporterUser(t, minio, testproc.AuditLogsGuide, bucketName)
 	env := map[string]string{
 		auditlog.EnvLogsURL: vlURL, auditlog.EnvS3Bucket: bucketName, auditlog.EnvS3Endpoint: minio.URL,
-		auditlog.EnvS3UsePathStyle: "true", auditlog.EnvS3AccessKey: testproc.MinIOAccessKey,
-		auditlog.EnvS3SecretKey: testproc.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
+		auditlog.EnvS3AccessKey: user.AccessKey, auditlog.EnvS3SecretKey: user.SecretKey, auditlog.EnvSigningKeyFile: keyFile,
 	}
 	for k, v := range extra {
 		env[k] = v
@@ -124,7 +126,8 @@ func config(t testing.TB, vlURL string, minio *testproc.Server, bucketName, keyF
 	return cfg
 }
 
-// newBucket creates a bucket (with object lock when lock is set).
+// newBucket creates a bucket (with object lock when lock is set) and returns it opened as the root user, as an
+// administrator (and a tamperer) would.
 func newBucket(t testing.TB, minio *testproc.Server, name string, lock bool) *bucket.Bucket {
 	t.Helper()
 	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: name, UsePathStyle: true,

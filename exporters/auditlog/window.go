@@ -72,17 +72,18 @@ func (e *Exporter) encode(ctx context.Context, s *series, h window.Hour, w io.Wr
 	return encoded{events: n, size: m.n, sha256: hex.EncodeToString(m.h.Sum(nil))}, nil
 }
 
-// exportWindow exports one window of s. It returns true when it wrote the window, false when it was done already.
-func (e *Exporter) exportWindow(ctx context.Context, s *series, h window.Hour) (bool, error) {
-	if err := e.load(ctx, s); err != nil {
-		return false, err
-	}
-	if _, ok := s.done[h.Start.Unix()]; ok {
-		return false, nil
-	}
-	prevWindow, prevSHA, err := s.previous(h)
+// exportWindow exports window h of s (loaded, h not done; an hour without events gets a window too, with an empty
+// data object).
+func (e *Exporter) exportWindow(ctx context.Context, s *series, h window.Hour) error {
+	prevWindow, err := s.previous(h)
 	if err != nil {
-		return false, err
+		return err
+	}
+	var prevSHA string
+	if prevWindow != nil {
+		if prevSHA, err = e.manifestSHA(ctx, s, prevWindow.Unix()); err != nil {
+			return err
+		}
 	}
 	folder := evidence.Folder(s.stream, s.tenant, h)
 	dataKey := folder + evidence.DataName
@@ -93,7 +94,7 @@ func (e *Exporter) exportWindow(ctx context.Context, s *series, h window.Hour) (
 		enc, err = e.upload(ctx, s, h, dataKey)
 	}
 	if err != nil {
-		return false, err
+		return err
 	}
 	m := evidence.Manifest{
 		Format: evidence.Format, Stream: s.stream, Tenant: s.tenant, WindowStart: h.Start, WindowEnd: h.End,
@@ -103,22 +104,22 @@ func (e *Exporter) exportWindow(ctx context.Context, s *series, h window.Hour) (
 	}
 	raw, err := m.Canonical()
 	if err != nil {
-		return false, err
+		return err
 	}
 	attrs := []any{"stream", s.stream, "tenant", s.tenant, "window", h.String(), "events", enc.events, "size_bytes", enc.size}
 	e.log.Info(msgSignature, append(attrs, "key_id", m.KeyID, "algorithm", m.Algorithm)...)
 	if _, err := e.bucket.PutBytes(ctx, folder+evidence.SignatureName, e.cfg.Signer.Sign(raw), contentText, bucket.Condition{}); err != nil {
-		return false, errBucket{err}
+		return errBucket{err}
 	}
 	e.log.Info(msgManifest, attrs...)
 	if _, err := e.bucket.PutBytes(ctx, folder+evidence.ManifestName, raw, contentJSON, bucket.Condition{IfAbsent: true}); err != nil {
-		return false, errBucket{err}
+		return errBucket{err}
 	}
 	sum := sha256.Sum256(raw)
 	s.done[h.Start.Unix()] = hex.EncodeToString(sum[:])
 	delete(s.partial, h.Start.Unix())
 	e.log.Info(msgExported, attrs...)
-	return true, nil
+	return nil
 }
 
 // upload streams the window's data object to dataKey; it is created only when absent (never overwritten).

@@ -1,6 +1,6 @@
 // Package bucket is the S3 sink of the KOF exporters (minio-go): streaming multipart uploads of unknown size,
-// conditional writes (If-None-Match / If-Match) for commit markers and leases, custom endpoints with path-style
-// addressing, TLS verified unless told otherwise, static keys or the default AWS credential chain (environment,
+// conditional writes (If-None-Match / If-Match) for commit markers and leases, custom endpoints (path-style
+// addressing unless the endpoint is AWS S3, Google Cloud Storage or Alibaba OSS), TLS verified unless told otherwise, static keys or the default AWS credential chain (environment,
 // shared file, IRSA web identity, instance metadata), and the bucket's object lock configuration.
 //
 // Sources: https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html,
@@ -42,7 +42,10 @@ type Config struct {
 	Region string
 	// Bucket name.
 	Bucket string
-	// UsePathStyle addresses `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>` (MinIO, Ceph).
+	// UsePathStyle addresses `<endpoint>/<bucket>/<key>` instead of `<bucket>.<endpoint>/<key>` for every
+	// endpoint. When false the style is inferred from the endpoint (minio-go's BucketLookupAuto): virtual-hosted for
+	// AWS S3, Google Cloud Storage and Alibaba OSS endpoints, path-style for any other (MinIO, Ceph), which resolves
+	// no `<bucket>.<host>` name.
 	UsePathStyle bool
 	// InsecureSkipVerify skips TLS verification of the endpoint (test setups only).
 	InsecureSkipVerify bool
@@ -115,8 +118,6 @@ func Open(c Config) (*Bucket, error) {
 	lookup := minio.BucketLookupAuto
 	if c.UsePathStyle {
 		lookup = minio.BucketLookupPath
-	} else if c.Endpoint != "" {
-		lookup = minio.BucketLookupDNS
 	}
 	cl, err := minio.New(u.Host, &minio.Options{
 		Creds: creds, Secure: u.Scheme == "https", Region: region, BucketLookup: lookup, Transport: tr,
@@ -262,6 +263,21 @@ func (b *Bucket) List(ctx context.Context, prefix string) ([]Object, error) {
 	return out, nil
 }
 
+// Folders returns the names of the folders directly below prefix (a key prefix ending in "/"), sorted: the first
+// key segment after prefix of every key under it, listed with the delimiter "/" (s3:ListBucket).
+func (b *Bucket) Folders(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	for o := range b.client.ListObjects(ctx, b.name, minio.ListObjectsOptions{Prefix: prefix}) {
+		if o.Err != nil {
+			return nil, b.fail("LIST", prefix, o.Err)
+		}
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(o.Key, prefix), "/"); ok && name != "" {
+			out = append(out, name)
+		}
+	}
+	return out, nil
+}
+
 // Lock is a bucket's S3 Object Lock configuration.
 type Lock struct {
 	// Enabled is true when the bucket has object lock.
@@ -272,14 +288,36 @@ type Lock struct {
 	Retention time.Duration
 }
 
+// ActionGetObjectLock is the IAM action ObjectLock needs. The user guides' exporter policy does not grant it: it
+// serves an optional check only (docs/audit-logs.md, "S3 permissions").
+const ActionGetObjectLock = "s3:GetBucketObjectLockConfiguration"
+
+// DeniedError is a request the server refused with HTTP 403: the credentials lack Action.
+type DeniedError struct {
+	// Action is the IAM action the request needs.
+	Action string
+	// Err is the request's error (URL and status).
+	Err error
+}
+
+// Error names the request, the status and the action missing.
+func (e *DeniedError) Error() string { return e.Err.Error() + " (the S3 user lacks " + e.Action + ")" }
+
+// Unwrap returns the request's error.
+func (e *DeniedError) Unwrap() error { return e.Err }
+
 // ObjectLock reads the bucket's object lock configuration; a bucket without one gives Lock{Enabled: false}.
-// Other errors name the bucket URL and status.
+// Credentials without ActionGetObjectLock give a *DeniedError naming it; other errors name the bucket URL and
+// status.
 func (b *Bucket) ObjectLock(ctx context.Context) (Lock, error) {
 	enabled, mode, validity, unit, err := b.client.GetObjectLockConfig(ctx, b.name)
 	if err != nil {
 		er := minio.ToErrorResponse(err)
 		if er.Code == "ObjectLockConfigurationNotFoundError" || er.StatusCode == http.StatusNotFound {
 			return Lock{}, nil
+		}
+		if er.StatusCode == http.StatusForbidden || er.Code == "AccessDenied" {
+			return Lock{}, &DeniedError{Action: ActionGetObjectLock, Err: b.fail("GET ?object-lock", "", err)}
 		}
 		return Lock{}, b.fail("GET ?object-lock", "", err)
 	}

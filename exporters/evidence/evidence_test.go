@@ -22,7 +22,7 @@ func TestCanonicalManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"data":{"name":"data.jsonl.gz","sha256":"ab","size":10},"event_count":3,"format":"kof-audit-manifest/v1","key_id":"k",` +
+	want := `{"data":{"name":"data.jsonl.gz","sha256":"ab","size":10},"event_count":3,"format":"kof-audit-manifest/v2","key_id":"k",` +
 		`"previous_manifest_sha256":"","previous_window":"2026-06-29T14:00:00Z","producer":"","signing_algorithm":"ed25519",` +
 		`"stream":"tenant-audit-log","tenant":"acme","version":"","window_end":"2026-06-29T17:00:00Z","window_start":"2026-06-29T16:00:00Z"}` + "\n"
 	if string(raw) != want {
@@ -38,6 +38,17 @@ func TestCanonicalManifest(t *testing.T) {
 	}
 	if strings.Contains(string(raw), "PRIVATE") {
 		t.Error("key material in the manifest")
+	}
+	if !back.Continuous() {
+		t.Error("a manifest of Format does not promise a continuous chain")
+	}
+	// Manifests of exporters that wrote only hours with events still parse, without the promise.
+	old, err := ParseManifest([]byte(strings.Replace(string(raw), Format, FormatV1, 1)))
+	if err != nil || old.Continuous() {
+		t.Errorf("v1 manifest: continuous %v, %v; want parsed, not continuous", old.Continuous(), err)
+	}
+	if _, err := ParseManifest([]byte(strings.Replace(string(raw), Format, "kof-audit-manifest/v9", 1))); err == nil || !strings.Contains(err.Error(), "v9") {
+		t.Errorf("unknown format: %v; want an error naming it", err)
 	}
 }
 

@@ -29,8 +29,12 @@ const (
 	DataName      = "data.jsonl.gz"
 	ManifestName  = "manifest.json"
 	SignatureName = "manifest.json.sig"
-	// Format names the manifest version.
-	Format = "kof-audit-manifest/v1"
+	// Format names the manifest version the exporter writes: v2 promises a continuous chain (every hour after a
+	// series' first window has a window, empty or not, and names the hour before it as its previous window), so a
+	// gap in a series, or a series ending before the last closed hour, is a deleted window.
+	Format = "kof-audit-manifest/v2"
+	// FormatV1 is the format of exporters that wrote only hours with events (gaps are normal before a v2 window).
+	FormatV1 = "kof-audit-manifest/v1"
 )
 
 // Streams and the platform tenant (docs/contract.md: default tenant value PLATFORM).
@@ -115,11 +119,14 @@ func ParseManifest(data []byte) (Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return Manifest{}, fmt.Errorf("decode manifest: %w", err)
 	}
-	if m.Format != Format {
-		return Manifest{}, fmt.Errorf("manifest format %q, want %q", m.Format, Format)
+	if m.Format != Format && m.Format != FormatV1 {
+		return Manifest{}, fmt.Errorf("manifest format %q, want %q (or %q)", m.Format, Format, FormatV1)
 	}
 	return m, nil
 }
+
+// Continuous reports whether m's format promises a continuous chain (Format).
+func (m Manifest) Continuous() bool { return m.Format == Format }
 
 // Folder returns the window folder `audit/<stream>/<tenant>/YYYY/MM/DD/HH/`. The tenant is escaped so it can never
 // add a folder level (bytes other than letters, digits and `-_.` become `%XX`).

@@ -24,7 +24,19 @@ type Filter struct {
 	Stream, Tenant string
 	// From and To select windows starting in [From, To); zero = unbounded.
 	From, To time.Time
+	// Newest is the start of the newest window every series written with a continuous chain (Format v2) must
+	// have: the last closed hour the exporter has had time to export (`kof audit verify --delay`). Each missing
+	// hour up to it is a failed check; zero checks no end.
+	Newest time.Time
 }
+
+// inRange reports whether window h is selected by f's From and To.
+func (f Filter) inRange(h window.Hour) bool {
+	return (f.From.IsZero() || !h.Start.Before(f.From)) && (f.To.IsZero() || h.Start.Before(f.To))
+}
+
+// ProblemMissing is the problem of a window that a continuous chain must have and the bucket lacks.
+const ProblemMissing = "missing window: no objects (deleted, or not exported yet)"
 
 // Check is the outcome of one window.
 type Check struct {
@@ -72,7 +84,10 @@ type windowObjects struct {
 
 // Verify checks every window matching f: the signature of manifest.json with a trusted key, the data object's
 // size and sha256 and its event count, and the chain (each manifest names the previous window of its series and
-// that manifest's sha256). Errors are S3 errors; every evidence failure is a Problem of its window.
+// that manifest's sha256). A series written with a continuous chain must also have every hour from its first
+// window on: each hour missing before a Format v2 window, or after the series' last window up to f.Newest, is a
+// failed check of that hour with ProblemMissing (truncation). Errors are S3 errors; every evidence failure is a
+// Problem of its window.
 func (v Verifier) Verify(ctx context.Context, f Filter) (Report, error) {
 	keys := v.Keys
 	if keys == nil || keys.Len() == 0 {
@@ -151,11 +166,22 @@ func (v Verifier) verifySeries(ctx context.Context, ws []*windowObjects, f Filte
 	var out []Check
 	var prevWindow *window.Hour
 	var prevSHA string
-	for _, w := range ws {
-		inRange := (f.From.IsZero() || !w.h.Start.Before(f.From)) && (f.To.IsZero() || w.h.Start.Before(f.To))
+	continuous := false // the newest manifest so far promises a continuous chain
+	missing := func(stream, tenant string, after, upTo window.Hour) {
+		for h := after.Next(); !h.Start.After(upTo.Start); h = h.Next() {
+			if f.inRange(h) {
+				out = append(out, Check{Stream: stream, Tenant: tenant, Window: h, Problems: []string{ProblemMissing}})
+			}
+		}
+	}
+	for i, w := range ws {
+		inRange := f.inRange(w.h)
 		c := Check{Stream: w.stream, Tenant: w.tenant, Window: w.h}
 		manifest, sha, problems := v.verifyWindow(ctx, w, keys, &c)
 		c.Problems = append(c.Problems, problems...)
+		if i > 0 && (continuous || (manifest != nil && manifest.Continuous())) {
+			missing(w.stream, w.tenant, ws[i-1].h, w.h.Prev())
+		}
 		if manifest != nil {
 			switch {
 			case manifest.PreviousWindow == nil && prevWindow != nil:
@@ -175,7 +201,11 @@ func (v Verifier) verifySeries(ctx context.Context, ws []*windowObjects, f Filte
 		if manifest != nil {
 			h := w.h
 			prevWindow, prevSHA = &h, sha
+			continuous = manifest.Continuous()
 		}
+	}
+	if last := ws[len(ws)-1]; continuous && !f.Newest.IsZero() {
+		missing(last.stream, last.tenant, last.h, window.Of(f.Newest))
 	}
 	return out
 }

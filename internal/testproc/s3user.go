@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/minio/madmin-go/v3"
@@ -186,11 +187,25 @@ func CreateS3User(ctx context.Context, s *Server, bucket string, policy []byte) 
 	return user, nil
 }
 
-// ExporterUser creates a user of MinIO s that holds exactly the IAM policy the user guide guide gives the exporter
-// (GuidePolicy), for bucket; the bucket itself is not created (the root user does that, as an administrator
-// would). A failure fails t.
+// exporterUsers keeps the users ExporterUser made, by server data folder, guide and bucket: MinIO's admin API
+// encrypts each request with an Argon2 key (madmin.EncryptData), so a user costs about a second on a busy machine.
+var exporterUsers = struct {
+	sync.Mutex
+	m map[[3]string]S3User
+}{m: map[[3]string]S3User{}}
+
+// ExporterUser returns a user of MinIO s that holds exactly the IAM policy the user guide guide gives the exporter
+// (GuidePolicy), for bucket, creating it on the first call for s, guide and bucket (later calls return the same
+// user: it lives as long as the server's data folder). The bucket itself is not created (the root user does that,
+// as an administrator would). A failure fails t.
 func ExporterUser(t testing.TB, s *Server, guide, bucket string) S3User {
 	t.Helper()
+	key := [3]string{s.Dir, guide, bucket}
+	exporterUsers.Lock()
+	defer exporterUsers.Unlock()
+	if u, ok := exporterUsers.m[key]; ok {
+		return u
+	}
 	policy, err := GuidePolicy(guide, bucket)
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +214,7 @@ func ExporterUser(t testing.TB, s *Server, guide, bucket string) S3User {
 	if err != nil {
 		t.Fatal(err)
 	}
+	exporterUsers.m[key] = user
 	return user
 }
 

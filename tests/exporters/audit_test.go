@@ -26,13 +26,14 @@ import (
 	"kof.dev/kof/internal/testproc"
 )
 
-// TestAuditLogsChartRunsTheExporter follows the user guide: the S3 and signing key Secrets, `helm upgrade -i` of
-// the chart, then the CronJob's job template run for real (env and the Secret volume as the kubelet would mount
-// it) against VictoriaLogs and MinIO; the window's three objects exist and the trail verifies.
+// TestAuditLogsChartRunsTheExporter follows the user guide: a MinIO user holding exactly the guide's policy, the
+// S3 and signing key Secrets, `helm upgrade -i` of the chart, then the CronJob's job template run for real (env and
+// the Secret volume as the kubelet would mount it) against VictoriaLogs and MinIO; the window's three objects exist
+// and the trail verifies.
 func TestAuditLogsChartRunsTheExporter(t *testing.T) {
 	vl, minio := testproc.VictoriaLogs(t), testproc.MinIO(t)
 	ctx := context.Background()
-	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit", UsePathStyle: true,
+	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit",
 		AccessKey: testproc.MinIOAccessKey, SecretKey: testproc.MinIOSecretKey})
 	if err != nil {
 		t.Fatal(err)
@@ -56,17 +57,18 @@ func TestAuditLogsChartRunsTheExporter(t *testing.T) {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	der, _ := x509.MarshalPKCS8PrivateKey(priv)
 	createSecret(t, "audit-logs-exporter-signing-key", map[string]string{"signing.key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
-	createSecret(t, "audit-logs-exporter-s3-credentials", map[string]string{"S3_ACCESS_KEY": testproc.MinIOAccessKey, "S3_SECRET_KEY": testproc.MinIOSecretKey})
+	user := testproc.ExporterUser(t, minio, testproc.AuditLogsGuide, "kof-audit")
+	createSecret(t, "audit-logs-exporter-s3-credentials", map[string]string{"S3_ACCESS_KEY": user.AccessKey, "S3_SECRET_KEY": user.SecretKey})
 	rel, err := helm().Install(ctx, installRelease("audit-logs-exporter", map[string]any{
 		"endpoint": vl.URL,
-		"s3":       map[string]any{"bucket": "kof-audit", "endpoint": minio.URL, "usePathStyle": true, "existingSecret": "audit-logs-exporter-s3-credentials"},
+		"s3":       map[string]any{"bucket": "kof-audit", "endpoint": minio.URL, "existingSecret": "audit-logs-exporter-s3-credentials"},
 		"signing":  map[string]any{"existingSecret": "audit-logs-exporter-signing-key"},
 		"window":   map[string]any{"delay": "0s", "catchUpHours": 2},
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(rel.Manifest, "PRIVATE KEY") || strings.Contains(rel.Manifest, testproc.MinIOSecretKey) {
+	if strings.Contains(rel.Manifest, "PRIVATE KEY") || strings.Contains(rel.Manifest, user.SecretKey) {
 		t.Fatal("key material in the Helm release manifest")
 	}
 	var cj batchv1.CronJob
@@ -92,8 +94,11 @@ func TestAuditLogsChartRunsTheExporter(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"window exported successfully","stream":"platform-audit-log","tenant":"PLATFORM","window":"`+h.String()+`","events":6`) {
 		t.Errorf("logs lack the window line:\n%s", logs.String())
 	}
-	if strings.Contains(logs.String(), "PRIVATE KEY") {
+	if strings.Contains(logs.String(), "PRIVATE KEY") || strings.Contains(logs.String(), user.SecretKey) {
 		t.Error("key material in the exporter's logs")
+	}
+	if n := strings.Count(logs.String(), `"action":"s3:GetBucketObjectLockConfiguration"`); n != 1 {
+		t.Errorf("the exporter warned %d times that it cannot read the object lock configuration, want once:\n%s", n, logs.String())
 	}
 	rep, err := evidence.Verifier{Bucket: b}.Verify(ctx, evidence.Filter{})
 	if err != nil || rep.Failed() != 0 || len(rep.Checks) != 1 {

@@ -46,7 +46,8 @@ type auditCluster struct{ name, tenant string }
 // tenants' child clusters, a kube-apiserver (envtest, bin/) with an audit policy writes its audit log into the file
 // that the node collector of kof-collectors (rendered with chartlib, run with the real bin/otelcol, its audit
 // filelog pipeline only) tails and sends to a real VictoriaLogs; then the audit-logs exporter exports the hour into a
-// real MinIO and `kof audit verify` (the built CLI) passes on every window, whose event counts equal the audit lines
+// real MinIO as a user holding exactly the user guide's policy and `kof audit verify` (the built CLI, as that user,
+// path-style addressing inferred) passes on every window, whose event counts equal the audit lines
 // each apiserver wrote. The VMUser route that adds `extra_fields=tenant=<id>` in front of VictoriaLogs
 // (docs/contract.md "VMUser routes") is the query of the rendered endpoint here.
 func TestAuditTrailThroughTheCollector(t *testing.T) {
@@ -71,7 +72,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 		t.Fatalf("the shipping crossed the end of hour %s", h)
 	}
 
-	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit-trail", UsePathStyle: true,
+	b, err := bucket.Open(bucket.Config{Endpoint: minio.URL, Bucket: "kof-audit-trail",
 		AccessKey: testproc.MinIOAccessKey, SecretKey: testproc.MinIOSecretKey})
 	if err != nil {
 		t.Fatal(err)
@@ -80,10 +81,10 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	keyFile, _ := testproc.SigningKey(t, t.TempDir(), "signing.key")
+	user := testproc.ExporterUser(t, minio, testproc.AuditLogsGuide, "kof-audit-trail")
 	env := map[string]string{
 		auditlog.EnvLogsURL: vl.URL, auditlog.EnvS3Bucket: "kof-audit-trail", auditlog.EnvS3Endpoint: minio.URL,
-		auditlog.EnvS3UsePathStyle: "true", auditlog.EnvS3AccessKey: testproc.MinIOAccessKey,
-		auditlog.EnvS3SecretKey: testproc.MinIOSecretKey, auditlog.EnvSigningKeyFile: keyFile,
+		auditlog.EnvS3AccessKey: user.AccessKey, auditlog.EnvS3SecretKey: user.SecretKey, auditlog.EnvSigningKeyFile: keyFile,
 	}
 	cfg, err := auditlog.FromEnv(func(k string) string { return env[k] }, os.ReadFile)
 	if err != nil {
@@ -104,8 +105,8 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./tools/kof: %v\n%s", err, out)
 	}
-	verify := exec.Command(kof, "audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "kof-audit-trail", "--path-style")
-	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+testproc.MinIOAccessKey, "S3_SECRET_KEY="+testproc.MinIOSecretKey)
+	verify := exec.Command(kof, "audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "kof-audit-trail")
+	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+user.AccessKey, "S3_SECRET_KEY="+user.SecretKey)
 	out, err := verify.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kof audit verify: %v\n%s", err, out)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -11,6 +13,7 @@ import (
 
 	"kof.dev/kof/exporters/bucket"
 	"kof.dev/kof/exporters/evidence"
+	"kof.dev/kof/exporters/window"
 )
 
 // newAuditCommand returns `kof audit` with `verify`.
@@ -31,17 +34,25 @@ type auditVerifyFlags struct {
 	pathStyle, insecure      bool
 	stream, tenant, from, to string
 	publicKeys, hmacKeys     []string
+	delay                    time.Duration
 }
+
+// defaultVerifyDelay is how long after an hour ends its window must be in the bucket: the chart's schedule (minute
+// 20, after `window.delay` 10m) plus the run's deadline (`activeDeadlineSeconds` 3000 s), charts/audit-logs-exporter.
+const defaultVerifyDelay = 70 * time.Minute
 
 // newAuditVerifyCommand returns `kof audit verify`.
 func newAuditVerifyCommand(s streams) *cobra.Command {
 	var f auditVerifyFlags
 	cmd := &cobra.Command{
-		Use:   "verify --bucket NAME [--s3-endpoint URL] [--stream S [--tenant T]] [--from TIME] [--to TIME]",
-		Short: "Verify every audit window: data sha256 and size, event count, signature, chain",
+		Use:   "verify --bucket NAME [--s3-endpoint URL] [--stream S [--tenant T]] [--from TIME] [--to TIME] [--delay D]",
+		Short: "Verify every audit window: data sha256 and size, event count, signature, chain, no window missing",
 		Long: "Reads the audit objects of the bucket (docs/audit-logs.md) and checks every window: the data object's " +
 			"size and sha256 and its number of events against manifest.json, the signature in manifest.json.sig " +
-			"with a trusted key, and the chain to the previous window's manifest. Trusted keys are the --public-key " +
+			"with a trusted key, and the chain to the previous window's manifest. Every hour of a stream and tenant " +
+			"from its first window up to the last hour closed before now minus --delay must have a window: a " +
+			"missing one (a deleted window, or the newest ones: truncation) fails as \"missing window\". " +
+			"Trusted keys are the --public-key " +
 			"files (and --hmac-key-file secrets) when given, else the public keys published under audit/keys/. " +
 			"S3 credentials come from S3_ACCESS_KEY and S3_SECRET_KEY, else the default AWS credential chain. " +
 			"Prints one row per window with OK or each failure; exits 1 when any window fails.",
@@ -52,7 +63,7 @@ func newAuditVerifyCommand(s streams) *cobra.Command {
 	fl.StringVar(&f.endpoint, "s3-endpoint", "", "S3 endpoint URL (\"\" = AWS S3 of --region)")
 	fl.StringVar(&f.bucket, "bucket", "", "bucket holding the audit trail (required)")
 	fl.StringVar(&f.region, "region", "", "bucket region (\"\" = us-east-1)")
-	fl.BoolVar(&f.pathStyle, "path-style", false, "path-style addressing (MinIO, most S3-compatible stores)")
+	fl.BoolVar(&f.pathStyle, "path-style", false, "path-style addressing for any endpoint (without it: virtual-hosted for AWS S3 and Google endpoints, path-style for others such as MinIO)")
 	fl.BoolVar(&f.insecure, "insecure-skip-verify", false, "skip TLS verification of the endpoint")
 	fl.StringVar(&f.stream, "stream", "", "only this stream (platform-audit-log or tenant-audit-log)")
 	fl.StringVar(&f.tenant, "tenant", "", "only this tenant (with --stream)")
@@ -60,6 +71,7 @@ func newAuditVerifyCommand(s streams) *cobra.Command {
 	fl.StringVar(&f.to, "to", "", "only windows starting before this time (RFC 3339 or YYYY-MM-DDTHH)")
 	fl.StringArrayVar(&f.publicKeys, "public-key", nil, "trusted Ed25519 public key file (PEM; repeatable)")
 	fl.StringArrayVar(&f.hmacKeys, "hmac-key-file", nil, "trusted HMAC-SHA256 key file (repeatable)")
+	fl.DurationVar(&f.delay, "delay", defaultVerifyDelay, "how long after an hour ends its window must exist (the exporter's schedule and run time); later hours are not yet missing")
 	return cmd
 }
 
@@ -79,6 +91,10 @@ func runAuditVerify(cmd *cobra.Command, s streams, f auditVerifyFlags) error {
 	if filter.To, err = parseWindowTime("--to", f.to); err != nil {
 		return err
 	}
+	if f.delay < 0 {
+		return fmt.Errorf("--delay %s: must be zero or positive", f.delay)
+	}
+	filter.Newest = window.Of(time.Now().Add(-f.delay)).Prev().Start
 	keys := &evidence.Keys{}
 	for _, p := range f.publicKeys {
 		data, err := os.ReadFile(p)
@@ -107,6 +123,10 @@ func runAuditVerify(cmd *cobra.Command, s streams, f auditVerifyFlags) error {
 	}
 	rep, err := evidence.Verifier{Bucket: b, Keys: keys}.Verify(cmd.Context(), filter)
 	if err != nil {
+		var dns *net.DNSError
+		if errors.As(err, &dns) && !f.pathStyle {
+			return failed(fmt.Errorf("%w; if the store serves no <bucket>.<host> names, pass --path-style", err))
+		}
 		return failed(err)
 	}
 	tw := tabwriter.NewWriter(s.out, 0, 4, 2, ' ', 0)
