@@ -119,13 +119,15 @@ func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
 	}
-	if err := proc.Envtest(env, opts.AssetsDir, filepath.Join(opts.WorkDir, "control-plane-bin")); err != nil {
+	assets := filepath.Join(opts.WorkDir, "control-plane-bin")
+	if err := proc.Envtest(env, opts.AssetsDir, assets); err != nil {
 		return nil, err
 	}
 	cfg, err := env.Start()
 	if err != nil {
 		_ = env.Stop() // a half-started etcd or kube-apiserver would keep running
-		return nil, fmt.Errorf("start kube-apiserver and etcd from %q (run `make tools crds`): %w", opts.AssetsDir, err)
+		return nil, fmt.Errorf("start kube-apiserver and etcd from %q (run `make tools crds`): %w\n%s", opts.AssetsDir, err,
+			proc.EnvtestLogs(assets, 20))
 	}
 	cp := &ControlPlane{Config: cfg, CRDs: len(env.CRDs), env: env}
 	if err := cp.finish(s, opts.WorkDir); err != nil {

@@ -5,8 +5,10 @@
 package proc
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,12 +222,11 @@ func Envtest(env *envtest.Environment, binDir, dir string) error {
 	}
 	env.ControlPlane.Etcd.Path = filepath.Join(assets, "etcd")
 	// envtest's default start timeout (20 s) is too short for kube-apiserver on a busy two-core machine: a server
-	// that is still starting is pending, not failed.
-	if api.StartTimeout == 0 {
-		api.StartTimeout = StartTimeout
-	}
-	if env.ControlPlane.Etcd.StartTimeout == 0 {
-		env.ControlPlane.Etcd.StartTimeout = StartTimeout
+	// that is still starting is pending, not failed. Environment.Start sets both programs' timeouts from
+	// ControlPlaneStartTimeout (controller-runtime pkg/envtest, Environment.Start), overwriting their own fields,
+	// so that is the field to set.
+	if env.ControlPlaneStartTimeout == 0 {
+		env.ControlPlaneStartTimeout = StartTimeout
 	}
 	// etcd's data and kube-apiserver's certificates in dir too (envtest's default is a folder of its own under the
 	// system's temporary folder, left behind when the process is killed).
@@ -240,5 +241,37 @@ func Envtest(env *envtest.Environment, binDir, dir string) error {
 	if _, err := os.Stat(filepath.Join(assets, "kubectl")); err == nil {
 		env.ControlPlane.KubectlPath = filepath.Join(assets, "kubectl")
 	}
+	// Their output into dir too (envtest discards it), so a start that fails can say why (EnvtestLogs).
+	for _, l := range []struct {
+		name     string
+		out, err *io.Writer
+	}{{"kube-apiserver", &api.Out, &api.Err}, {"etcd", &env.ControlPlane.Etcd.Out, &env.ControlPlane.Etcd.Err}} {
+		if *l.out != nil || *l.err != nil {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, l.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("create the %s log: %w", l.name, err)
+		}
+		*l.out, *l.err = f, f
+	}
 	return nil
+}
+
+// EnvtestLogs returns the last n lines of the kube-apiserver and etcd output that Envtest sent to dir, each under
+// its program's name ("" when there is none), for the error of a control plane that did not start.
+func EnvtestLogs(dir string, n int) string {
+	var b strings.Builder
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		data, err := os.ReadFile(filepath.Join(dir, name+".log"))
+		if err != nil || len(bytes.TrimSpace(data)) == 0 {
+			continue
+		}
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		if len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		fmt.Fprintf(&b, "last lines of %s (%s):\n%s\n", name, filepath.Join(dir, name+".log"), strings.Join(lines, "\n"))
+	}
+	return b.String()
 }

@@ -122,8 +122,9 @@ func Start() (*Env, error) {
 	cfg, err := e.Start()
 	if err != nil {
 		_ = e.Stop() // always stop: a half-started etcd or apiserver would keep running
+		logs := proc.EnvtestLogs(assets, 20)
 		_ = os.RemoveAll(assets)
-		return nil, fmt.Errorf("start envtest (KUBEBUILDER_ASSETS=%s): %w", os.Getenv("KUBEBUILDER_ASSETS"), err)
+		return nil, fmt.Errorf("start envtest (KUBEBUILDER_ASSETS=%s): %w\n%s", os.Getenv("KUBEBUILDER_ASSETS"), err, logs)
 	}
 	// The benchmark and large tests write thousands of objects; the default client limits would dominate timings.
 	cfg.QPS, cfg.Burst = 1000, 2000

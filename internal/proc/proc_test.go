@@ -1,0 +1,51 @@
+package proc
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// A control plane that does not start says why: Envtest keeps kube-apiserver's output in its folder and
+// EnvtestLogs returns it (regression: envtest dropped the output, so a failed start on a busy machine named no cause).
+func TestEnvtestKeepsTheOutputOfAFailedStart(t *testing.T) {
+	etcd, err := filepath.Abs(filepath.Join("..", "..", "bin", "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(etcd); err != nil {
+		t.Fatalf("%v: run `make tools` (ci/tools/etcd.sh builds it)", err)
+	}
+	bin := t.TempDir()
+	if err := os.Symlink(etcd, filepath.Join(bin, "etcd")); err != nil {
+		t.Fatal(err)
+	}
+	// envtest runs `kube-apiserver -h` first to read its flags; the start itself then fails.
+	fake := "#!/bin/sh\ncase \"$1\" in -h|--help) exit 0;; esac\necho 'kube-apiserver: planted start failure' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(bin, "kube-apiserver"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	env := &envtest.Environment{}
+	if err := Envtest(env, bin, dir); err != nil {
+		t.Fatal(err)
+	}
+	// Environment.Start overwrites each program's StartTimeout with this one (regression: a 2-minute timeout set
+	// on the programs was replaced by envtest's 20 s, and busy machines failed to start kube-apiserver).
+	if env.ControlPlaneStartTimeout != StartTimeout {
+		t.Errorf("ControlPlaneStartTimeout = %s, want %s", env.ControlPlaneStartTimeout, StartTimeout)
+	}
+	_, err = env.Start()
+	if err == nil {
+		_ = env.Stop()
+		t.Fatal("the control plane started with a kube-apiserver that exits at once")
+	}
+	_ = env.Stop()
+	logs := EnvtestLogs(dir, 5)
+	if !strings.Contains(logs, "last lines of kube-apiserver") || !strings.Contains(logs, "planted start failure") {
+		t.Errorf("EnvtestLogs = %q, want the kube-apiserver's own message", logs)
+	}
+}
