@@ -265,3 +265,69 @@ Input: the root context. Output: a DNS label.
 {{- define "kof-mothership.uiServiceAccountName" -}}
 {{- .Values.ui.serviceAccount.name | default (include "kof-mothership.uiName" .) -}}
 {{- end -}}
+
+{{/*
+kof-mothership.tenantProxyName: name of the tenant query proxy's Deployment, Service and ConfigMap.
+Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-mothership.tenantProxyName" -}}
+{{- printf "%s-tenant-proxy" (include "kof-mothership.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+kof-mothership.tenantProxyURL: the in-cluster URL of the tenant query proxy. Input: the root context. Output: a URL.
+*/}}
+{{- define "kof-mothership.tenantProxyURL" -}}
+{{- printf "http://%s.%s.svc:%d" (include "kof-mothership.tenantProxyName" .) .Release.Namespace (int .Values.tenantProxy.port) -}}
+{{- end -}}
+
+{{/*
+kof-mothership.logsSelectURL: the in-cluster URL of a multilevel VictoriaLogs select. Input: dict {root, name: the
+VLCluster name}. Output: a URL.
+*/}}
+{{- define "kof-mothership.logsSelectURL" -}}
+{{- printf "http://vlselect-%s.%s.svc:9471" .name .root.Release.Namespace -}}
+{{- end -}}
+
+{{/*
+kof-mothership.tenantProxyConfig: the tenant query proxy's configuration file (tenancy/proxy.Config, docs/tenancy.md):
+the issuer and audience (`tenantProxy.oidc`, else `grafana.oidc`), the claim, admin groups and group-to-tenant map,
+the upstreams (promxy, the logs and audit-logs selects when rendered) and the limits. No secret: tokens are checked
+with the issuer's public keys. Input: the root context. Output: YAML.
+*/}}
+{{- define "kof-mothership.tenantProxyConfig" -}}
+{{- $p := .Values.tenantProxy -}}
+{{- $up := dict "metrics" (include "kof-mothership.promxyURL" .) -}}
+{{- if .Values.multilevelSelect.logs.enabled -}}
+{{- $_ := set $up "logs" (include "kof-mothership.logsSelectURL" (dict "root" . "name" .Values.multilevelSelect.logs.name)) -}}
+{{- end -}}
+{{- if .Values.multilevelSelect.auditLogs.enabled -}}
+{{- $_ := set $up "auditLogs" (include "kof-mothership.logsSelectURL" (dict "root" . "name" .Values.multilevelSelect.auditLogs.name)) -}}
+{{- end -}}
+{{- $cfg := dict "issuer" ($p.oidc.issuer | default .Values.grafana.oidc.issuer) "audience" ($p.oidc.audience | default .Values.grafana.oidc.clientID)
+  "tenantClaim" $p.tenantClaim "adminGroups" $p.adminGroups "groups" $p.groups "upstreams" $up "limits" $p.limits -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/*
+kof-mothership.grafanaConfig: Grafana's `spec.config` (grafana.ini sections): `grafana.config`, with the generic
+OAuth login of `grafana.oidc` when it is enabled (the client secret comes from GF_AUTH_GENERIC_OAUTH_CLIENT_SECRET,
+never from values) and `server.root_url` from `grafana.oidc.rootURL`. Input: the root context. Output: YAML.
+*/}}
+{{- define "kof-mothership.grafanaConfig" -}}
+{{- $cfg := deepCopy .Values.grafana.config -}}
+{{- $o := .Values.grafana.oidc -}}
+{{- if $o.enabled -}}
+{{- $oauth := dict "enabled" "true" "name" $o.name "client_id" $o.clientID "scopes" $o.scopes "auth_url" $o.authURL
+  "token_url" $o.tokenURL "use_pkce" "true" "allow_sign_up" "true" -}}
+{{- with $o.apiURL }}{{ $_ := set $oauth "api_url" . }}{{ end -}}
+{{- with $o.roleAttributePath }}{{ $_ := set $oauth "role_attribute_path" . }}{{ end -}}
+{{- $_ := set $cfg "auth.generic_oauth" $oauth -}}
+{{- with $o.rootURL -}}
+{{- $server := get $cfg "server" | default dict -}}
+{{- $_ := set $server "root_url" . -}}
+{{- $_ := set $cfg "server" $server -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
