@@ -41,13 +41,18 @@ func run() int {
 		return 2
 	}
 	log.Info("export started", "sources", fmt.Sprint(cfg.Sources), "bucket", cfg.S3.Bucket, "catch_up_hours", cfg.Plan.CatchUp, "delay", cfg.Plan.Delay.String())
-	if res := e.Run(ctx); len(res.Failed) > 0 {
+	res := e.Run(ctx)
+	// Uploads a signal or a failure left open are aborted here, with their own deadline (ctx may be cancelled).
+	if err := e.Close(); err != nil {
+		log.Error("abort uploads", "error", err.Error())
+	}
+	if len(res.Failed) > 0 {
 		return 1
 	}
 	return 0
 }
 
-// owner names this run in leases: the host (pod) name and a random suffix.
+// owner names this run in logs: the host (pod) name and a random suffix.
 func owner() string {
 	host, _ := os.Hostname()
 	b := make([]byte, 4)

@@ -59,6 +59,7 @@ type Bucket struct {
 	name   string
 	url    string
 	client *minio.Client
+	live   uploads // multipart uploads of NewUpload not yet completed or aborted
 }
 
 // Object describes a stored object.

@@ -47,9 +47,6 @@ type Config struct {
 	Prefix string
 	// Plan says which windows a run exports.
 	Plan window.Plan
-	// Lease is how long a run holds a window before another run may take it over; it must exceed the longest
-	// run (the chart sets it above the Job's deadline).
-	Lease time.Duration
 	// RowGroupRows bounds the Parquet row groups.
 	RowGroupRows int64
 }
@@ -70,7 +67,6 @@ const (
 	EnvS3Prefix           = "S3_PREFIX"
 	EnvWindowDelay        = window.EnvDelay
 	EnvCatchUpHours       = window.EnvCatchUpHours
-	EnvLease              = "LEASE"
 	EnvRowGroupRows       = "ROW_GROUP_ROWS"
 	EnvMetricsTenantLabel = "METRICS_TENANT_LABEL"
 	EnvMetricsCluster     = "METRICS_CLUSTER_LABEL"
@@ -85,7 +81,6 @@ const (
 	DefaultPrefix       = "telemetry"
 	DefaultWindowDelay  = 10 * time.Minute
 	DefaultCatchUpHours = 24
-	DefaultLease        = 2 * time.Hour
 )
 
 // DefaultSelection returns the tenant and cluster fields of KOF's own data: the `tenant` label/field of the VMUser
@@ -104,7 +99,7 @@ func DefaultSelection() map[Source]Selection {
 func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		MetricsURL: getenv(EnvMetricsURL), LogsURL: getenv(EnvLogsURL), TracesURL: getenv(EnvTracesURL),
-		Selection: DefaultSelection(), Prefix: DefaultPrefix, Lease: DefaultLease,
+		Selection: DefaultSelection(), Prefix: DefaultPrefix,
 		RowGroupRows: columnar.DefaultRowGroupRows,
 	}
 	s3, err := bucket.FromEnv(getenv)
@@ -129,14 +124,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 			seen[src] = true
 		default:
 			errs = append(errs, fmt.Errorf("%s: unknown source %q; use a comma-separated list of metrics, logs, traces", EnvSources, s))
-		}
-	}
-	if v, ok := lookup(getenv, EnvLease); ok {
-		d, err := window.ParseDuration(EnvLease, v)
-		if err != nil {
-			errs = append(errs, err)
-		} else {
-			c.Lease = d
 		}
 	}
 	if v, ok := lookup(getenv, EnvRowGroupRows); ok {
@@ -181,9 +168,6 @@ func (c Config) Validate() error {
 	}
 	if len(c.Sources) == 0 {
 		errs = append(errs, fmt.Errorf("%s: no source; use a comma-separated list of metrics, logs, traces", EnvSources))
-	}
-	if c.Lease <= 0 {
-		errs = append(errs, fmt.Errorf("%s %s: must be positive", EnvLease, c.Lease))
 	}
 	errs = append(errs, c.S3.Validate(), c.Plan.Validate())
 	return errors.Join(errs...)

@@ -53,15 +53,21 @@ type folderKey struct {
 // and MinIO.
 type stack struct {
 	vm, vl, vt, minio *testproc.Server
-	// want counts the rows ingested per folder.
+	// want counts the rows ingested per folder; sums adds the metric sample values per folder.
 	want map[folderKey]int
+	sums map[folderKey]float64
+	// access and secret are the keys the exporter runs with.
+	access, secret string
+	// dir is a temporary folder of the stack; bin the exporter binary built there (binary).
+	dir, bin string
 }
 
 func startStack(t testing.TB) *stack {
 	t.Helper()
 	return &stack{
 		vm: testproc.VictoriaMetrics(t), vl: testproc.VictoriaLogs(t), vt: testproc.VictoriaLogs(t),
-		minio: testproc.MinIO(t), want: map[folderKey]int{},
+		minio: testproc.MinIO(t), want: map[folderKey]int{}, sums: map[folderKey]float64{},
+		access: testproc.MinIOAccessKey, secret: testproc.MinIOSecretKey, dir: t.TempDir(),
 	}
 }
 
@@ -71,7 +77,7 @@ func (s *stack) config(bucketName, prefix string) coldstorage.Config {
 		return map[string]string{
 			coldstorage.EnvMetricsURL: s.vm.URL, coldstorage.EnvLogsURL: s.vl.URL, coldstorage.EnvTracesURL: s.vt.URL,
 			coldstorage.EnvS3Bucket: bucketName, coldstorage.EnvS3Endpoint: s.minio.URL, coldstorage.EnvS3UsePathStyle: "true",
-			coldstorage.EnvS3AccessKey: testproc.MinIOAccessKey, coldstorage.EnvS3SecretKey: testproc.MinIOSecretKey,
+			coldstorage.EnvS3AccessKey: s.access, coldstorage.EnvS3SecretKey: s.secret,
 			coldstorage.EnvS3Prefix: prefix,
 		}[k]
 	})
@@ -81,6 +87,7 @@ func (s *stack) config(bucketName, prefix string) coldstorage.Config {
 	return cfg
 }
 
+// bucket returns the bucket name with MinIO's root keys (the tests' own reads and checks).
 func (s *stack) bucket(t testing.TB, name string) *bucket.Bucket {
 	t.Helper()
 	b, err := bucket.Open(bucket.Config{
@@ -151,7 +158,9 @@ func (s *stack) ingest(t testing.TB) {
 						labels += fmt.Sprintf(`,tenant=%q`, o.tenant)
 					}
 					fmt.Fprintf(&metrics, "up{%s} %d %d\n", labels, ts.Unix()%7, ts.UnixMilli())
-					s.want[folderKey{coldstorage.Metrics, tenant, o.cluster, window.Of(ts).String()}]++
+					k := folderKey{coldstorage.Metrics, tenant, o.cluster, window.Of(ts).String()}
+					s.want[k]++
+					s.sums[k] += float64(ts.Unix() % 7)
 				}
 				rec := map[string]string{
 					"_time": ts.Format(time.RFC3339Nano), "_msg": "GET /healthz 200 from " + o.cluster,
@@ -188,10 +197,10 @@ func (s *stack) ingest(t testing.TB) {
 	}
 }
 
-// keyOf returns the Parquet key of a folder.
-func keyOf(prefix string, k folderKey) string {
+// folderOf returns the folder of k.
+func folderOf(prefix string, k folderKey) string {
 	h := window.Of(mustTime(strings.TrimSuffix(k.hour, "Z") + ":00:00Z"))
-	return coldstorage.Folder(prefix, k.tenant, k.cluster, h, k.source) + coldstorage.DataName(k.source)
+	return coldstorage.Folder(prefix, k.tenant, k.cluster, h, k.source)
 }
 
 // objects returns key → ETag of every object under prefix.

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/columnar"
 	"kof.dev/kof/exporters/window"
 )
 
@@ -11,8 +12,6 @@ import (
 const (
 	// SuccessName is the marker written after the Parquet file; its presence marks the window exported.
 	SuccessName = "_SUCCESS"
-	// LockName is the lease object of the run exporting the window.
-	LockName = "_LOCK"
 	// DefaultTenant is the tenant partition of data that carries no tenant.
 	DefaultTenant = "default"
 	// UnknownCluster is the cluster partition of data that carries no cluster name.
@@ -36,5 +35,42 @@ func Folder(prefix, tenant, cluster string, h window.Hour, source Source) string
 	return b.String()
 }
 
-// DataName returns the Parquet file name of source: `<source>.parquet`.
-func DataName(source Source) string { return string(source) + ".parquet" }
+// The data files of a folder: metrics (layout 2) are a samples and a series file, logs and traces one file each.
+const (
+	SamplesName = "samples.parquet"
+	SeriesName  = "series.parquet"
+	LogsName    = "logs.parquet"
+	TracesName  = "traces.parquet"
+)
+
+// dataFile is one data file of a folder's layout: its name, the table its footer names and its columns.
+type dataFile struct {
+	name, table string
+	columns     []string
+}
+
+// Layout returns the layout version of source's folders (written into `_SUCCESS` as `layout`) and the names of
+// its data files, in the order a run completes them (samples before series, so that a folder never holds a series
+// file without the samples it describes).
+func Layout(source Source) (int, []string) {
+	v, files := layoutOf(source)
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return v, names
+}
+
+func layoutOf(source Source) (int, []dataFile) {
+	switch source {
+	case Metrics:
+		return columnar.MetricsLayout, []dataFile{
+			{SamplesName, "samples", columnar.Columns[columnar.SampleRow]()},
+			{SeriesName, "series", columnar.Columns[columnar.SeriesRow]()},
+		}
+	case Logs:
+		return 1, []dataFile{{LogsName, "logs", columnar.Columns[columnar.LogRow]()}}
+	default:
+		return 1, []dataFile{{TracesName, "spans", columnar.Columns[columnar.SpanRow]()}}
+	}
+}

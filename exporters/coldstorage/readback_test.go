@@ -134,3 +134,18 @@ func (tb *table) maps(name string) []map[string]string {
 	}
 	return out
 }
+
+// ints returns an INT64 column.
+func (tb *table) ints(name string) []int64 {
+	tb.t.Helper()
+	_, chunks := tb.column(name)
+	var out []int64
+	for _, c := range chunks {
+		a, ok := c.(*array.Int64)
+		if !ok {
+			tb.t.Fatalf("column %s: %T is not INT64", name, c)
+		}
+		out = append(out, a.Int64Values()...)
+	}
+	return out
+}

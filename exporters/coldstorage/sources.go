@@ -2,12 +2,14 @@ package coldstorage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"kof.dev/kof/exporters/columnar"
 	"kof.dev/kof/exporters/victoria"
@@ -28,8 +30,17 @@ type Partition struct {
 type reader interface {
 	// partitions returns the partitions with data in h, sorted.
 	partitions(ctx context.Context, h window.Hour) ([]Partition, error)
-	// write streams every row of p in h as one Parquet file into out.
-	write(ctx context.Context, p Partition, h window.Hour, out io.Writer, opts columnar.Options) (columnar.Summary, error)
+	// write streams every row of p in h into the data files of the source's layout, outs[i] receiving file i of
+	// layoutOf (a nil writer skips that file; its summary is then zero).
+	write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error)
+}
+
+// written is what a reader wrote: one summary per file, the rows read (samples, records or spans, counted also
+// for skipped files) and, for metrics, the ids of the series read.
+type written struct {
+	sums []columnar.Summary
+	rows int64
+	ids  map[int64]bool
 }
 
 // tenantName and clusterName map stored values to partition names.
@@ -142,15 +153,67 @@ func (m metricsReader) values(ctx context.Context, label string, h window.Hour, 
 	return vals, nil
 }
 
-func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, out io.Writer, opts columnar.Options) (columnar.Summary, error) {
-	w, err := columnar.NewMetricWriter(out, opts)
+// pipeSamples is how many samples one hand-over between the reading and the writing goroutine of a metrics export
+// holds; pipeBatches batches circulate (one being filled, one being written, one queued).
+const (
+	pipeSamples = 16 << 10
+	pipeBatches = 3
+)
+
+// seriesBatch is samples of consecutive export lines handed from the reading to the writing goroutine.
+type seriesBatch struct {
+	lines []batchLine
+	ts    []int64
+	vals  []float64
+}
+
+// batchLine is one export line of a batch: its series and its samples ts[start:end] of the batch.
+type batchLine struct {
+	name       string
+	labels     [][2]string
+	start, end int
+}
+
+// write reads the export of p in h in one goroutine (HTTP and JSON) while another encodes it (Parquet and ZSTD), so
+// the two use two cores; batches of pipeSamples samples are handed over and reused, so memory stays bounded.
+func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error) {
+	w, err := columnar.NewSeriesWriter(outs[0], outs[1], opts)
 	if err != nil {
-		return columnar.Summary{}, err
+		return written{}, err
 	}
+	free, full := make(chan *seriesBatch, pipeBatches), make(chan *seriesBatch, pipeBatches)
+	for range pipeBatches {
+		free <- &seriesBatch{ts: make([]int64, 0, pipeSamples), vals: make([]float64, 0, pipeSamples)}
+	}
+	var failed atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range full {
+			for _, l := range b.lines {
+				if err != nil {
+					break
+				}
+				if err = w.Series(l.name, l.labels); err == nil {
+					err = w.Samples(b.ts[l.start:l.end], b.vals[l.start:l.end])
+				}
+			}
+			if err != nil {
+				failed.Store(true)
+			}
+			clear(b.lines)
+			b.lines, b.ts, b.vals = b.lines[:0], b.ts[:0], b.vals[:0]
+			free <- b
+		}
+		done <- err
+	}()
+	cur := <-free
 	sel := m.selector(matcher(m.sel.Tenant, p.TenantValues), matcher(m.sel.Cluster, p.ClusterValues))
-	var labels [][2]string
-	err = m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
-		labels = labels[:0]
+	readErr := m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
+		if failed.Load() {
+			return errWriterFailed
+		}
+		labels := make([][2]string, 0, len(s.Labels))
 		name := ""
 		for _, l := range s.Labels {
 			if l.Name == "__name__" {
@@ -159,21 +222,33 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 			}
 			labels = append(labels, [2]string{l.Name, l.Value})
 		}
-		if err := w.Series(name, labels); err != nil {
-			return err
-		}
-		for i, ts := range s.Timestamps {
-			if err := w.Sample(ts, s.Values[i]); err != nil {
-				return err
-			}
+		start := len(cur.ts)
+		cur.ts, cur.vals = append(cur.ts, s.Timestamps...), append(cur.vals, s.Values...)
+		cur.lines = append(cur.lines, batchLine{name: name, labels: labels, start: start, end: len(cur.ts)})
+		if len(cur.ts) >= pipeSamples {
+			full <- cur
+			cur = <-free
 		}
 		return nil
 	})
-	if err != nil {
-		return columnar.Summary{}, err
+	full <- cur
+	close(full)
+	writeErr := <-done
+	switch {
+	case writeErr != nil:
+		return written{}, writeErr
+	case readErr != nil:
+		return written{}, readErr
 	}
-	return w.Close()
+	samples, series, err := w.Close()
+	if err != nil {
+		return written{}, err
+	}
+	return written{sums: []columnar.Summary{samples, series}, rows: w.Rows(), ids: w.SeriesIDs()}, nil
 }
+
+// errWriterFailed stops the reading side of a metrics export whose writing side failed (its error is returned).
+var errWriterFailed = errors.New("the Parquet writer failed")
 
 // logsReader reads VictoriaLogs or VictoriaTraces through LogsQL; spans selects the span schema.
 type logsReader struct {
@@ -232,39 +307,35 @@ func (l logsReader) query(p Partition, h window.Hour) string {
 	return victoria.TimeFilter(h) + " " + filter(l.sel.Tenant, p.TenantValues) + " " + filter(l.sel.Cluster, p.ClusterValues)
 }
 
-func (l logsReader) write(ctx context.Context, p Partition, h window.Hour, out io.Writer, opts columnar.Options) (columnar.Summary, error) {
+func (l logsReader) write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error) {
 	if l.spans {
-		w, err := columnar.New[columnar.SpanRow](out, opts)
-		if err != nil {
-			return columnar.Summary{}, err
-		}
-		err = l.api.Query(ctx, l.query(p, h), func(r *victoria.Record) error {
-			row, err := SpanOf(r)
-			if err != nil {
-				return err
-			}
-			return w.Write(row)
-		})
-		if err != nil {
-			return columnar.Summary{}, err
-		}
-		return w.Close()
+		return writeRecords(ctx, l, p, h, outs[0], opts, SpanOf)
 	}
-	w, err := columnar.New[columnar.LogRow](out, opts)
+	return writeRecords(ctx, l, p, h, outs[0], opts, LogOf)
+}
+
+// writeRecords streams the records of p in h, mapped to rows by rowOf, as one Parquet file into out.
+func writeRecords[T columnar.Row](ctx context.Context, l logsReader, p Partition, h window.Hour, out io.Writer, opts columnar.Options,
+	rowOf func(*victoria.Record) (T, error)) (written, error) {
+	w, err := columnar.New[T](out, opts)
 	if err != nil {
-		return columnar.Summary{}, err
+		return written{}, err
 	}
 	err = l.api.Query(ctx, l.query(p, h), func(r *victoria.Record) error {
-		row, err := LogOf(r)
+		row, err := rowOf(r)
 		if err != nil {
 			return err
 		}
 		return w.Write(row)
 	})
 	if err != nil {
-		return columnar.Summary{}, err
+		return written{}, err
 	}
-	return w.Close()
+	sum, err := w.Close()
+	if err != nil {
+		return written{}, err
+	}
+	return written{sums: []columnar.Summary{sum}, rows: sum.Rows}, nil
 }
 
 // errField names a record field that could not be read.

@@ -13,8 +13,8 @@ import (
 
 func TestFolder(t *testing.T) {
 	h := window.Of(time.Date(2026, 6, 29, 17, 30, 0, 0, time.UTC))
-	got := Folder("telemetry", "default", "mothership", h, Metrics) + DataName(Metrics)
-	want := "telemetry/tenant=default/cluster=mothership/dt=2026-06-29/hour=17/metrics/metrics.parquet"
+	got := Folder("telemetry", "default", "mothership", h, Metrics) + SamplesName
+	want := "telemetry/tenant=default/cluster=mothership/dt=2026-06-29/hour=17/metrics/samples.parquet"
 	if got != want {
 		t.Errorf("key = %s, want %s (the user guide's example)", got, want)
 	}

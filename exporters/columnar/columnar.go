@@ -1,7 +1,10 @@
-// Package columnar writes the Parquet files of the cold-storage exporter (parquet-go): one row per metric sample,
-// log record or span, typed columns (timestamps as TIMESTAMP, values as DOUBLE), labels and attributes as
-// MAP<STRING,STRING>, ZSTD compression and row groups bounded in rows, so memory stays flat however large the hour.
-// The file is streamed to an io.Writer (the S3 upload) while its size, sha256 and time range are measured.
+// Package columnar writes the Parquet files of the cold-storage exporter (parquet-go): metrics as a samples file
+// (series_id, timestamp, value) and a series file (series_id, metric_name, labels) per folder, so each series'
+// labels are paid once (SeriesWriter, layout MetricsLayout); one row per log record or span (Writer). Typed columns
+// (timestamps as TIMESTAMP, values as DOUBLE), labels and attributes as MAP<STRING,STRING>, ZSTD compression and
+// row groups bounded in rows, so memory stays flat however large the hour. Each file is streamed to an io.Writer
+// (the S3 upload) while its size, sha256 and time range are measured, and its footer records its layout, table, rows
+// and time range (ReadFooter) so that a rerun can check a file it finds.
 //
 // Source: docs/cold-storage.md ("Schema"); https://parquet.apache.org/docs/file-format/.
 package columnar
@@ -26,7 +29,7 @@ const batch = 1024
 
 // Row is a row type of this package; At returns the row's timestamp.
 type Row interface {
-	MetricRow | LogRow | SpanRow
+	LogRow | SpanRow
 	At() time.Time
 }
 
@@ -119,6 +122,8 @@ func (w *Writer[T]) Close() (Summary, error) {
 	if err := w.flush(); err != nil {
 		return Summary{}, err
 	}
+	w.sum.MinTime, w.sum.MaxTime = w.sum.MinTime.UTC(), w.sum.MaxTime.UTC()
+	setMeta(w.pw, tableOf[T](), w.sum, -1)
 	if err := w.pw.Close(); err != nil {
 		return Summary{}, fmt.Errorf("close parquet file: %w", err)
 	}
@@ -126,6 +131,18 @@ func (w *Writer[T]) Close() (Summary, error) {
 	w.sum.SHA256 = hex.EncodeToString(w.out.h.Sum(nil))
 	w.sum.MinTime, w.sum.MaxTime = w.sum.MinTime.UTC(), w.sum.MaxTime.UTC()
 	return w.sum, nil
+}
+
+// tableOf returns the table name of row type T, written into the footer (MetaTable).
+func tableOf[T Row]() string {
+	var zero T
+	switch any(zero).(type) {
+	case LogRow:
+		return "logs"
+	case SpanRow:
+		return "spans"
+	}
+	return "unknown"
 }
 
 // measure counts and hashes what passes to w.

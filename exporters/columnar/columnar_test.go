@@ -2,72 +2,122 @@ package columnar
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/parquet-go/parquet-go"
 )
 
-// TestMetricColumns checks the leaf column indexes MetricWriter relies on.
-func TestMetricColumns(t *testing.T) {
-	s := parquet.SchemaOf(MetricRow{})
-	want := map[int][]string{
-		colTimestamp: {"timestamp"}, colMetricName: {"metric_name"}, colValue: {"value"},
-		colLabelKey: {"labels", "key_value", "key"}, colLabelValue: {"labels", "key_value", "value"},
-	}
-	for idx, path := range want {
-		leaf, ok := s.Lookup(path...)
-		if !ok || leaf.ColumnIndex != idx {
-			t.Errorf("column %v: index %d (found %v), want %d", path, leaf.ColumnIndex, ok, idx)
-		}
-	}
-}
-
-// TestMetricWriterRoundTrip writes series with MetricWriter, reads the rows back as MetricRow values and checks
-// them and the summary.
-func TestMetricWriterRoundTrip(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewMetricWriter(&buf, Options{RowGroupRows: 3})
+// TestSeriesWriterRoundTrip writes series with SeriesWriter, reads both files back and checks the join, the
+// summaries and the footers.
+func TestSeriesWriterRoundTrip(t *testing.T) {
+	var samples, series bytes.Buffer
+	w, err := NewSeriesWriter(&samples, &series, Options{RowGroupRows: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Series("up", [][2]string{{"job", "a"}, {"tenant", "t"}}); err != nil {
+	up := [][2]string{{"tenant", "t"}, {"job", "a"}}
+	if err := w.Series("up", up); err != nil {
 		t.Fatal(err)
 	}
-	for i := int64(0); i < 4; i++ {
-		if err := w.Sample(1000*i, float64(i)); err != nil {
-			t.Fatal(err)
-		}
+	if err := w.Samples([]int64{0, 1000, 2000, 3000}, []float64{0, 1, 2, 3}); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Series("bare", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Sample(5000, 0.5); err != nil {
+	if err := w.Samples([]int64{5000}, []float64{0.5}); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := w.Close()
+	// The same series again (VictoriaMetrics sends a series once per block): one series row.
+	if err := w.Series("up", [][2]string{{"job", "a"}, {"tenant", "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Samples([]int64{4000}, []float64{4}); err != nil {
+		t.Fatal(err)
+	}
+	sum, ser, err := w.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Rows != 5 || sum.Bytes != int64(buf.Len()) || !sum.MinTime.Equal(time.UnixMilli(0)) || !sum.MaxTime.Equal(time.UnixMilli(5000)) {
-		t.Errorf("summary = %+v", sum)
+	if sum.Rows != 6 || sum.Bytes != int64(samples.Len()) || ser.Rows != 2 || ser.Bytes != int64(series.Len()) ||
+		!sum.MinTime.Equal(time.UnixMilli(0)) || !sum.MaxTime.Equal(time.UnixMilli(5000)) {
+		t.Errorf("summaries = %+v, %+v", sum, ser)
 	}
-	rows, err := parquet.Read[MetricRow](bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	rows, err := parquet.Read[SampleRow](bytes.NewReader(samples.Bytes()), int64(samples.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 5 {
-		t.Fatalf("read %d rows, want 5", len(rows))
+	srows, err := parquet.Read[SeriesRow](bytes.NewReader(series.Bytes()), int64(series.Len()))
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := MetricRow{Timestamp: time.UnixMilli(3000).UTC(), MetricName: "up", Value: 3, Labels: map[string]string{"job": "a", "tenant": "t"}}
-	got := rows[3]
-	got.Timestamp = got.Timestamp.UTC()
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("row 3 (-want +got):\n%s", d)
+	upID, _ := SeriesID("up", up)
+	bareID, _ := SeriesID("bare", nil)
+	want := []SeriesRow{{SeriesID: upID, MetricName: "up", Labels: map[string]string{"job": "a", "tenant": "t"}}, {SeriesID: bareID, MetricName: "bare", Labels: map[string]string{}}}
+	if d := cmp.Diff(want, srows, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("series rows (-want +got):\n%s", d)
 	}
-	if rows[4].MetricName != "bare" || len(rows[4].Labels) != 0 {
-		t.Errorf("row 4 = %+v, want bare with no labels", rows[4])
+	wantSamples := []SampleRow{{upID, 0, 0}, {upID, 1000, 1}, {upID, 2000, 2}, {upID, 3000, 3}, {bareID, 5000, 0.5}, {upID, 4000, 4}}
+	if d := cmp.Diff(wantSamples, rows); d != "" {
+		t.Errorf("sample rows (-want +got):\n%s", d)
+	}
+	for name, buf := range map[string]*bytes.Buffer{"samples": &samples, "series": &series} {
+		f, err := ReadFooter(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Layout != MetricsLayout || f.Table != name || f.Series != 2 || !f.MinTime.Equal(time.UnixMilli(0)) || !f.MaxTime.Equal(time.UnixMilli(5000)) {
+			t.Errorf("%s footer = %+v", name, f)
+		}
+		ids, err := ReadSeriesIDs(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		if err != nil || len(ids) != 2 || !ids[upID] || !ids[bareID] {
+			t.Errorf("%s series ids = %v, %v; want %d and %d", name, ids, err, upID, bareID)
+		}
+	}
+	if d := cmp.Diff([]string{"series_id", "timestamp", "value"}, Columns[SampleRow]()); d != "" {
+		t.Errorf("samples columns (-want +got):\n%s", d)
+	}
+}
+
+// TestSeriesIDIgnoresLabelOrder checks that the id depends on the label set, not its order, and that values
+// cannot run into names.
+func TestSeriesIDIgnoresLabelOrder(t *testing.T) {
+	a, _ := SeriesID("m", [][2]string{{"a", "1"}, {"b", "2"}})
+	b, _ := SeriesID("m", [][2]string{{"b", "2"}, {"a", "1"}})
+	c, _ := SeriesID("m", [][2]string{{"a", "1b"}, {"", "2"}})
+	if a != b || a == c {
+		t.Errorf("ids %d %d %d; want the first two equal and the third different", a, b, c)
+	}
+}
+
+// TestReadFooterRejectsForeignFiles checks that a Parquet file without this package's metadata, or with a row
+// count other than its metadata's, is refused with the reason.
+func TestReadFooterRejectsForeignFiles(t *testing.T) {
+	var buf bytes.Buffer
+	if err := parquet.Write(&buf, []SampleRow{{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFooter(bytes.NewReader(buf.Bytes()), int64(buf.Len())); err == nil || !strings.Contains(err.Error(), MetaLayout) {
+		t.Errorf("foreign file: %v; want an error naming %s", err, MetaLayout)
+	}
+	buf.Reset()
+	pw := parquet.NewGenericWriter[SampleRow](&buf)
+	if _, err := pw.Write([]SampleRow{{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	setMeta(pw, "samples", Summary{Rows: 2}, 1)
+	if err := pw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFooter(bytes.NewReader(buf.Bytes()), int64(buf.Len())); err == nil || !strings.Contains(err.Error(), "hold 1 rows") {
+		t.Errorf("wrong row count: %v; want an error naming the rows", err)
+	}
+	if _, err := ReadFooter(bytes.NewReader([]byte("PAR1 truncated")), 14); err == nil {
+		t.Error("truncated file: no error")
 	}
 }
 
@@ -87,48 +137,6 @@ func TestWriterSummary(t *testing.T) {
 	sum, err := w.Close()
 	if err != nil || sum.Rows != 2 || sum.Bytes != int64(buf.Len()) || sum.MinTime.Format(time.RFC3339) != "2026-06-29T16:59:59Z" {
 		t.Errorf("summary = %+v, %v", sum, err)
-	}
-}
-
-// TestMetricWriterRowGroups checks that row groups hold at most RowGroupRows rows when a series spans several
-// chunks and row groups, and that every sample comes back in order.
-func TestMetricWriterRowGroups(t *testing.T) {
-	var buf bytes.Buffer
-	const n, group = 3*chunkRows + 7, 1000
-	w, err := NewMetricWriter(&buf, Options{RowGroupRows: group})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Series("up", [][2]string{{"job", "a"}}); err != nil {
-		t.Fatal(err)
-	}
-	for i := int64(0); i < n; i++ {
-		if err := w.Sample(i, float64(i)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sizes []int64
-	for _, rg := range f.RowGroups() {
-		sizes = append(sizes, rg.NumRows())
-	}
-	if d := cmp.Diff([]int64{1000, 1000, 1000, 79}, sizes); d != "" {
-		t.Errorf("row group sizes (-want +got):\n%s", d)
-	}
-	rows, err := parquet.Read[MetricRow](bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range rows {
-		if r.Timestamp.UnixMilli() != int64(i) || r.Value != float64(i) || r.Labels["job"] != "a" {
-			t.Fatalf("row %d = %+v", i, r)
-		}
 	}
 }
 

@@ -2,21 +2,6 @@ package columnar
 
 import "time"
 
-// MetricRow is one sample of a metric: the schema of `metrics.parquet`.
-type MetricRow struct {
-	// Timestamp of the sample (TIMESTAMP(MILLIS), UTC).
-	Timestamp time.Time `parquet:"timestamp,timestamp(millisecond)"`
-	// MetricName is the `__name__` label.
-	MetricName string `parquet:"metric_name,dict"`
-	// Value of the sample (DOUBLE).
-	Value float64 `parquet:"value"`
-	// Labels are the other labels of the series (MAP<STRING,STRING>).
-	Labels map[string]string `parquet:"labels" parquet-key:",dict" parquet-value:",dict"`
-}
-
-// At returns the sample time.
-func (r MetricRow) At() time.Time { return r.Timestamp }
-
 // LogRow is one log record, in the OpenTelemetry log data model's terms: the schema of `logs.parquet`.
 type LogRow struct {
 	// Timestamp of the record (TIMESTAMP(NANOS), UTC).

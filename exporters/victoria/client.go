@@ -118,6 +118,11 @@ func Lines(r io.Reader, fn func(line []byte) error) error {
 			}
 			continue
 		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			// A read that fails mid-line (a connection cut mid-body) ends the stream with its own error; the partial
+			// line is never handed on, so the error names the cut and not a JSON error of half a line.
+			return fmt.Errorf("read response: %w", err)
+		}
 		line := chunk
 		if len(long) > 0 {
 			line = append(long, chunk...)

@@ -1,9 +1,12 @@
 package victoria
 
 import (
+	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/valyala/fastjson"
 )
@@ -17,6 +20,17 @@ func TestLinesLongAndLast(t *testing.T) {
 	}
 	if len(got) != 3 || got[0] != "a" || got[1] != long || got[2] != "last-without-newline" {
 		t.Errorf("lines = %d (%q...), want a, the long line and the last line", len(got), got[0])
+	}
+}
+
+// TestLinesCutMidLine checks that a stream cut mid-line (a server or connection dying mid-body) ends with the read
+// error, and that the half line is not handed on (it would be reported as a JSON error).
+func TestLinesCutMidLine(t *testing.T) {
+	r := io.MultiReader(strings.NewReader("{\"a\":1}\n{\"a\":"), iotest.ErrReader(io.ErrUnexpectedEOF))
+	var got []string
+	err := Lines(r, func(l []byte) error { got = append(got, string(l)); return nil })
+	if !errors.Is(err, io.ErrUnexpectedEOF) || len(got) != 1 || got[0] != `{"a":1}` {
+		t.Errorf("Lines = %v, lines %q; want io.ErrUnexpectedEOF after the one whole line", err, got)
 	}
 }
 

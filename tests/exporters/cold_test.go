@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -78,17 +78,25 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("exporter with the job template's env: %v\n%s", err, logs.String())
 	}
-	key := coldstorage.Folder("telemetry", "acme", "mothership", h, coldstorage.Metrics) + "metrics.parquet"
+	folder := coldstorage.Folder("telemetry", "acme", "mothership", h, coldstorage.Metrics)
+	key := folder + coldstorage.SamplesName
 	if !strings.Contains(logs.String(), `"msg":"streaming parquet to S3","key":"`+key+`"`) {
 		t.Errorf("logs lack the user guide's line for %s:\n%s", key, logs.String())
 	}
 	if strings.Contains(logs.String(), testproc.MinIOSecretKey) {
 		t.Error("the S3 secret key is in the exporter's logs")
 	}
-	for _, k := range []string{key, filepath.Dir(key) + "/" + coldstorage.SuccessName} {
-		if _, ok, err := b.Stat(ctx, k); err != nil || !ok {
-			t.Errorf("%s: present %v, err %v", k, ok, err)
-		}
+	list, err := b.List(ctx, "telemetry/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range list {
+		got = append(got, o.Key)
+	}
+	want := []string{folder + coldstorage.SuccessName, folder + coldstorage.SamplesName, folder + coldstorage.SeriesName}
+	if !slices.Equal(got, want) {
+		t.Errorf("bucket holds %v; want exactly the folder's data files and marker %v", got, want)
 	}
 	if err := helm().Uninstall("cold-storage-exporter", namespace); err != nil {
 		t.Error(err)

@@ -24,7 +24,7 @@ func checkColdMinIO(t *testing.T, res *render.Result) {
 	env := envOf(c)
 	want := map[string]string{
 		"SOURCES": "metrics,logs", "S3_BUCKET": "kof-cold", "S3_ENDPOINT": "http://minio.minio:9000", "S3_USE_PATH_STYLE": "true",
-		"S3_PREFIX": "telemetry", "METRICS_URL": "http://vmselect-cluster:8481/select/0/prometheus", "LEASE": "3600s",
+		"S3_PREFIX": "telemetry", "METRICS_URL": "http://vmselect-cluster:8481/select/0/prometheus", "LEASE": "",
 		"LOGS_CLUSTER_FIELD": "k8s.cluster.name", "METRICS_CLUSTER_LABEL": "cluster",
 	}
 	for k, v := range want {

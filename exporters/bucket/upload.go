@@ -1,0 +1,255 @@
+package bucket
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// abortWait bounds one AbortMultipartUpload sent on the way out (after a failure or a signal, when the run's own
+// context may be cancelled already).
+const abortWait = 15 * time.Second
+
+// Upload is one object written in pieces of unknown total size: an io.Writer whose bytes become the object only at
+// Commit. It holds at most two parts in memory (one filling, one on the wire), and a small file only its size. Up to PartSize bytes it is a single
+// PutObject at Commit, so a small or empty file never starts a multipart upload; past that it is a multipart upload
+// whose parts are sent while the next one fills, completed by Commit with the write condition and aborted by Abort.
+// Every multipart upload a Bucket starts stays registered until it is completed or aborted, so AbortAll can abort
+// whatever a cancelled run left open (the one action it needs is s3:AbortMultipartUpload).
+//
+// Source: https://docs.aws.amazon.com/AmazonS3/latest/userguide/mpuoverview.html and
+// https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes.html (If-None-Match and If-Match on
+// CompleteMultipartUpload and PutObject).
+type Upload struct {
+	b           *Bucket
+	ctx         context.Context
+	key         string
+	contentType string
+
+	buf      []byte
+	id       string // multipart upload id, "" until the first part is sent
+	parts    []minio.CompletePart
+	size     int64
+	inflight chan error // result of the part on the wire, nil when none
+	err      error      // first error; every later call returns it
+	closed   bool
+}
+
+// uploads is the set of a Bucket's multipart uploads neither completed nor aborted.
+type uploads struct {
+	mu sync.Mutex
+	m  map[*Upload]struct{}
+}
+
+func (s *uploads) add(u *Upload) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[*Upload]struct{}{}
+	}
+	s.m[u] = struct{}{}
+}
+
+func (s *uploads) remove(u *Upload) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, u)
+}
+
+func (s *uploads) list() []*Upload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*Upload, 0, len(s.m))
+	for u := range s.m {
+		out = append(out, u)
+	}
+	return out
+}
+
+// NewUpload returns an Upload of key with contentType; ctx bounds every request it sends before Commit.
+func (b *Bucket) NewUpload(ctx context.Context, key, contentType string) *Upload {
+	return &Upload{b: b, ctx: ctx, key: key, contentType: contentType}
+}
+
+// Key returns the object key the upload writes.
+func (u *Upload) Key() string { return u.key }
+
+// Size returns the bytes written so far.
+func (u *Upload) Size() int64 { return u.size }
+
+// Write buffers p and sends a part each time PartSize bytes are buffered. Errors are S3 errors naming the key (the
+// upload is then failed; Abort it).
+func (u *Upload) Write(p []byte) (int, error) {
+	if u.err != nil {
+		return 0, u.err
+	}
+	if u.closed {
+		return 0, fmt.Errorf("write %s: upload already committed or aborted", u.key)
+	}
+	n := 0
+	for len(p) > 0 {
+		room := PartSize - len(u.buf)
+		c := min(room, len(p))
+		u.buf = append(u.buf, p[:c]...)
+		p, n = p[c:], n+c
+		u.size += int64(c)
+		if len(u.buf) == PartSize {
+			if err := u.sendPart(); err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// sendPart waits for the part on the wire, then sends the buffered bytes as the next part in the background.
+func (u *Upload) sendPart() error {
+	if err := u.wait(); err != nil {
+		return err
+	}
+	if u.id == "" {
+		// Not cancelled with the run: a signal arriving while the server creates the upload would leave an upload
+		// whose id this process never learns, and so cannot abort.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), abortWait)
+		id, err := minio.Core{Client: u.b.client}.NewMultipartUpload(ctx, u.b.name, u.key, minio.PutObjectOptions{ContentType: u.contentType})
+		cancel()
+		if err != nil {
+			u.err = u.b.fail("POST ?uploads", u.key, err)
+			return u.err
+		}
+		u.id = id
+		u.b.live.add(u)
+	}
+	data := u.buf
+	u.buf = nil // the sent part's buffer is the HTTP body until the part is acknowledged
+	number := len(u.parts) + 1
+	u.parts = append(u.parts, minio.CompletePart{PartNumber: number})
+	done := make(chan error, 1)
+	u.inflight = done
+	go func() {
+		part, err := minio.Core{Client: u.b.client}.PutObjectPart(u.ctx, u.b.name, u.key, u.id, number,
+			bytes.NewReader(data), int64(len(data)), minio.PutObjectPartOptions{})
+		if err == nil {
+			u.parts[number-1].ETag = part.ETag
+		}
+		done <- err
+	}()
+	return nil
+}
+
+// wait waits for the part on the wire, if any.
+func (u *Upload) wait() error {
+	if u.inflight == nil {
+		return u.err
+	}
+	err := <-u.inflight
+	u.inflight = nil
+	if err != nil && u.err == nil {
+		u.err = u.b.fail(fmt.Sprintf("PUT part %d of", len(u.parts)), u.key, err)
+	}
+	return u.err
+}
+
+// Commit makes the written bytes the object at key under cond and returns it: one conditional PutObject when no
+// part was sent, else the last part and a conditional CompleteMultipartUpload. A failed condition is an error
+// wrapping ErrPrecondition, after which the multipart upload is aborted; after any other error call Abort.
+func (u *Upload) Commit(ctx context.Context, cond Condition) (Object, error) {
+	if u.closed {
+		return Object{}, fmt.Errorf("commit %s: upload already committed or aborted", u.key)
+	}
+	if err := u.wait(); err != nil {
+		return Object{}, err
+	}
+	opts := minio.PutObjectOptions{ContentType: u.contentType}
+	if cond.IfAbsent {
+		opts.SetMatchETagExcept("*")
+	}
+	if cond.IfMatch != "" {
+		opts.SetMatchETag(cond.IfMatch)
+	}
+	if u.id == "" {
+		opts.DisableMultipart = true
+		info, err := u.b.client.PutObject(ctx, u.b.name, u.key, bytes.NewReader(u.buf), int64(len(u.buf)), opts)
+		if err != nil {
+			u.err = u.b.fail("PUT", u.key, err)
+			return Object{}, u.err
+		}
+		u.closed = true
+		return Object{Key: u.key, ETag: trimETag(info.ETag), Size: u.size, LastModified: info.LastModified}, nil
+	}
+	if len(u.buf) > 0 {
+		if err := u.sendPart(); err != nil {
+			return Object{}, err
+		}
+		if err := u.wait(); err != nil {
+			return Object{}, err
+		}
+	}
+	info, err := minio.Core{Client: u.b.client}.CompleteMultipartUpload(ctx, u.b.name, u.key, u.id, u.parts, opts)
+	if err != nil {
+		u.err = u.b.fail("POST ?uploadId", u.key, err)
+		if errors.Is(u.err, ErrPrecondition) {
+			_ = u.Abort()
+		}
+		return Object{}, u.err
+	}
+	u.closed = true
+	u.b.live.remove(u)
+	return Object{Key: u.key, ETag: trimETag(info.ETag), Size: u.size, LastModified: info.LastModified}, nil
+}
+
+// Abort drops the upload: nothing appears at key, and a started multipart upload is aborted (with its own deadline,
+// so it is sent even when the run's context is cancelled). Aborting a committed or aborted upload does nothing.
+// Errors are S3 errors of the abort request.
+func (u *Upload) Abort() error {
+	if u.closed {
+		return nil
+	}
+	_ = u.wait()
+	u.closed = true
+	if u.id == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(u.ctx), abortWait)
+	defer cancel()
+	err := minio.Core{Client: u.b.client}.AbortMultipartUpload(ctx, u.b.name, u.key, u.id)
+	u.b.live.remove(u)
+	if err != nil {
+		return u.b.fail("DELETE ?uploadId", u.key, err)
+	}
+	return nil
+}
+
+// AbortAll aborts every multipart upload of b that was started and neither completed nor aborted (the exporters
+// call it on their way out, signals included). It returns the errors of the abort requests.
+func (b *Bucket) AbortAll() error {
+	var errs []error
+	for _, u := range b.live.list() {
+		errs = append(errs, u.Abort())
+	}
+	return errors.Join(errs...)
+}
+
+func trimETag(s string) string { return string(bytes.Trim([]byte(s), `"`)) }
+
+// SHA256 returns the hex sha256 of the object at key, read in one streamed GET. Errors name the URL and status.
+func (b *Bucket) SHA256(ctx context.Context, key string) (string, error) {
+	rc, _, err := b.Open(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
+		return "", b.fail("GET", key, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

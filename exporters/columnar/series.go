@@ -1,0 +1,418 @@
+package columnar
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// MetricsLayout is the layout version of the metrics folders SeriesWriter writes: a samples file and a series file
+// joined on series_id (layout 1 was one metrics.parquet with the labels on every sample).
+const MetricsLayout = 2
+
+// Footer key-value metadata every file of this package carries, so a rerun can check a file it finds without a
+// `_SUCCESS` marker.
+const (
+	// MetaLayout is the layout version (MetricsLayout, or 1 for logs and spans).
+	MetaLayout = "kof.layout"
+	// MetaTable names the table of the file: samples, series, logs or spans.
+	MetaTable = "kof.table"
+	// MetaRows is the row count; MetaMinTime and MetaMaxTime bound the row timestamps (RFC 3339, UTC).
+	MetaRows    = "kof.rows"
+	MetaMinTime = "kof.min_time"
+	MetaMaxTime = "kof.max_time"
+	// MetaSeries is the number of distinct series_id values of a samples or series file.
+	MetaSeries = "kof.series"
+)
+
+// seriesRowGroupRows bounds the row groups of a series file: its rows are wide (every label), and a small row group
+// keeps the exporter's memory flat when an hour holds many series.
+const seriesRowGroupRows = 4096
+
+// SampleRow is one sample: the schema of `samples.parquet`.
+type SampleRow struct {
+	// SeriesID joins the sample to its row of `series.parquet`.
+	SeriesID int64 `parquet:"series_id,delta"`
+	// Timestamp of the sample in ms since the Unix epoch (TIMESTAMP(MILLIS), UTC).
+	Timestamp int64 `parquet:"timestamp,timestamp(millisecond),delta"`
+	// Value of the sample (DOUBLE).
+	Value float64 `parquet:"value"`
+}
+
+// SeriesRow is one series: the schema of `series.parquet`.
+type SeriesRow struct {
+	// SeriesID is SeriesID of the name and labels.
+	SeriesID int64 `parquet:"series_id"`
+	// MetricName is the `__name__` label.
+	MetricName string `parquet:"metric_name,dict"`
+	// Labels are the other labels of the series (MAP<STRING,STRING>).
+	Labels map[string]string `parquet:"labels" parquet-key:",dict" parquet-value:",dict"`
+}
+
+// SeriesID returns the id of a series and a second, independent hash of it: the 64-bit FNV-1a hash of the metric
+// name and the labels sorted by name, each string length-prefixed (so no two label sets encode alike). The id depends
+// on the series alone, so every run gives a series the same id, and a series file written by one run joins the
+// samples file of another. labels is not modified.
+func SeriesID(name string, labels [][2]string) (int64, uint64) {
+	sorted := slices.Clone(labels)
+	slices.SortFunc(sorted, func(a, b [2]string) int {
+		switch {
+		case a[0] < b[0]:
+			return -1
+		case a[0] > b[0]:
+			return 1
+		}
+		return 0
+	})
+	h, check := fnv.New64a(), fnv.New64()
+	var n [binary.MaxVarintLen64]byte
+	put := func(s string) {
+		l := binary.PutUvarint(n[:], uint64(len(s)))
+		h.Write(n[:l])
+		h.Write([]byte(s))
+		check.Write(n[:l])
+		check.Write([]byte(s))
+	}
+	put(name)
+	for _, l := range sorted {
+		put(l[0])
+		put(l[1])
+	}
+	return int64(h.Sum64()), check.Sum64() //nolint:gosec // the id is the hash's bits
+}
+
+// SeriesWriter writes one metrics folder of layout MetricsLayout: every sample into the samples file (series_id,
+// timestamp, value) and every distinct series once into the series file (series_id, metric_name, labels), both
+// streamed to their writers with row groups bounded in rows. Either writer may be nil, which skips that file (a
+// rerun that finds one of the two files complete writes only the other).
+type SeriesWriter struct {
+	samples *parquet.GenericWriter[SampleRow]
+	series  *parquet.GenericWriter[SeriesRow]
+	sOut    *measure
+	rOut    *measure
+
+	seen     map[int64]uint64 // series id → check hash
+	cur      int64
+	buf      []SampleRow
+	rows     []SeriesRow
+	sum, ser Summary
+	nSeries  int64
+	curRows  int64 // samples of the current series, for the time bounds
+	minT     int64
+	maxT     int64
+	anyTimes bool
+}
+
+// NewSeriesWriter returns a SeriesWriter writing the samples file to samples and the series file to series (nil
+// skips one). Errors are errors of the compression codec's setup.
+func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, error) {
+	rows := opts.RowGroupRows
+	if rows <= 0 {
+		rows = DefaultRowGroupRows
+	}
+	w := &SeriesWriter{seen: map[int64]uint64{}, buf: make([]SampleRow, 0, batch)}
+	common := func(groupRows int64) ([]parquet.WriterOption, error) {
+		codec, err := newZstdCodec(1)
+		if err != nil {
+			return nil, err
+		}
+		o := []parquet.WriterOption{parquet.Compression(codec), parquet.MaxRowsPerRowGroup(groupRows), parquet.DataPageStatistics(false)}
+		if opts.CreatedBy != "" {
+			o = append(o, parquet.CreatedBy(opts.CreatedBy, "", ""))
+		}
+		return o, nil
+	}
+	if samples != nil {
+		o, err := common(rows)
+		if err != nil {
+			return nil, err
+		}
+		w.sOut = &measure{w: samples, h: sha256.New()}
+		w.samples = parquet.NewGenericWriter[SampleRow](w.sOut, o...)
+	}
+	if series != nil {
+		o, err := common(min(rows, seriesRowGroupRows))
+		if err != nil {
+			return nil, err
+		}
+		o = append(o, parquet.SkipPageBounds("labels", "key_value", "key"), parquet.SkipPageBounds("labels", "key_value", "value"))
+		w.rOut = &measure{w: series, h: sha256.New()}
+		w.series = parquet.NewGenericWriter[SeriesRow](w.rOut, o...)
+	}
+	return w, nil
+}
+
+// Series starts a series: the samples written next belong to name and labels (`__name__` already removed). A series
+// seen before in this file is not written again. It returns an error when two different series hash to one id (the
+// file would join them), naming both ids, and write errors of the series file.
+func (w *SeriesWriter) Series(name string, labels [][2]string) error {
+	id, check := SeriesID(name, labels)
+	w.cur = id
+	if prev, ok := w.seen[id]; ok {
+		if prev != check {
+			return fmt.Errorf("series %s%v: series_id %d is already the id of another series of this hour", name, labels, id)
+		}
+		return nil
+	}
+	w.seen[id] = check
+	w.nSeries++
+	if w.series == nil {
+		return nil
+	}
+	m := make(map[string]string, len(labels))
+	for _, l := range labels {
+		m[l[0]] = l[1]
+	}
+	w.rows = append(w.rows, SeriesRow{SeriesID: id, MetricName: name, Labels: m})
+	w.ser.Rows++
+	if len(w.rows) == batch {
+		return w.flushSeries()
+	}
+	return nil
+}
+
+func (w *SeriesWriter) flushSeries() error {
+	if len(w.rows) == 0 {
+		return nil
+	}
+	if _, err := w.series.Write(w.rows); err != nil {
+		return fmt.Errorf("write series rows: %w", err)
+	}
+	clear(w.rows)
+	w.rows = w.rows[:0]
+	return nil
+}
+
+// Samples adds samples of the current series (ms since the Unix epoch; values[i] belongs to ts[i]). Errors are write
+// errors of the samples file.
+func (w *SeriesWriter) Samples(ts []int64, values []float64) error {
+	for i, t := range ts {
+		if !w.anyTimes || t < w.minT {
+			w.minT = t
+		}
+		if !w.anyTimes || t > w.maxT {
+			w.maxT = t
+		}
+		w.anyTimes = true
+		w.sum.Rows++
+		if w.samples == nil {
+			continue
+		}
+		w.buf = append(w.buf, SampleRow{SeriesID: w.cur, Timestamp: t, Value: values[i]})
+		if len(w.buf) == cap(w.buf) {
+			if err := w.flushSamples(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (w *SeriesWriter) flushSamples() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if _, err := w.samples.Write(w.buf); err != nil {
+		return fmt.Errorf("write sample rows: %w", err)
+	}
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// Rows returns the samples written so far (counted also when the samples file is skipped).
+func (w *SeriesWriter) Rows() int64 { return w.sum.Rows }
+
+// Close writes the pending rows and both footers and returns the summaries of the samples and the series file
+// (zero for a skipped one; both count their rows). It does not close the underlying writers.
+func (w *SeriesWriter) Close() (samples, series Summary, err error) {
+	if w.anyTimes {
+		w.sum.MinTime, w.sum.MaxTime = time.UnixMilli(w.minT).UTC(), time.UnixMilli(w.maxT).UTC()
+	}
+	w.ser.MinTime, w.ser.MaxTime = w.sum.MinTime, w.sum.MaxTime
+	if w.samples != nil {
+		if err := w.flushSamples(); err != nil {
+			return Summary{}, Summary{}, err
+		}
+		setMeta(w.samples, "samples", w.sum, w.nSeries)
+		if err := w.samples.Close(); err != nil {
+			return Summary{}, Summary{}, fmt.Errorf("close samples file: %w", err)
+		}
+		w.sum.Bytes, w.sum.SHA256 = w.sOut.n, hex.EncodeToString(w.sOut.h.Sum(nil))
+	}
+	if w.series != nil {
+		if err := w.flushSeries(); err != nil {
+			return Summary{}, Summary{}, err
+		}
+		setMeta(w.series, "series", w.ser, w.nSeries)
+		if err := w.series.Close(); err != nil {
+			return Summary{}, Summary{}, fmt.Errorf("close series file: %w", err)
+		}
+		w.ser.Bytes, w.ser.SHA256 = w.rOut.n, hex.EncodeToString(w.rOut.h.Sum(nil))
+	}
+	return w.sum, w.ser, nil
+}
+
+// SeriesCount returns the distinct series seen so far.
+func (w *SeriesWriter) SeriesCount() int64 { return w.nSeries }
+
+// SeriesIDs returns the ids of the distinct series seen so far.
+func (w *SeriesWriter) SeriesIDs() map[int64]bool {
+	out := make(map[int64]bool, len(w.seen))
+	for id := range w.seen {
+		out[id] = true
+	}
+	return out
+}
+
+// metaWriter is the footer metadata setter of parquet-go's writers.
+type metaWriter interface{ SetKeyValueMetadata(key, value string) }
+
+// setMeta writes the footer metadata of a file of table with sum (series < 0: none).
+func setMeta(w metaWriter, table string, sum Summary, series int64) {
+	layout := 1
+	if table == "samples" || table == "series" {
+		layout = MetricsLayout
+	}
+	w.SetKeyValueMetadata(MetaLayout, strconv.Itoa(layout))
+	w.SetKeyValueMetadata(MetaTable, table)
+	w.SetKeyValueMetadata(MetaRows, strconv.FormatInt(sum.Rows, 10))
+	if sum.Rows > 0 || table == "series" {
+		w.SetKeyValueMetadata(MetaMinTime, sum.MinTime.UTC().Format(time.RFC3339Nano))
+		w.SetKeyValueMetadata(MetaMaxTime, sum.MaxTime.UTC().Format(time.RFC3339Nano))
+	}
+	if series >= 0 {
+		w.SetKeyValueMetadata(MetaSeries, strconv.FormatInt(series, 10))
+	}
+}
+
+// Footer is what a file's footer says about it.
+type Footer struct {
+	// Layout and Table from the key-value metadata; Rows from the row groups (checked against MetaRows).
+	Layout int
+	Table  string
+	Rows   int64
+	// MinTime and MaxTime from the metadata (zero when the file has no rows).
+	MinTime, MaxTime time.Time
+	// Series is MetaSeries, -1 when absent.
+	Series int64
+	// Columns are the leaf column paths of the schema, dot-joined.
+	Columns []string
+}
+
+// ReadFooter opens the Parquet file r of size bytes and returns its footer. It returns an error when the file is not
+// Parquet, lacks this package's metadata, or its row groups do not add up to the rows its metadata records.
+func ReadFooter(r io.ReaderAt, size int64) (Footer, error) {
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return Footer{}, fmt.Errorf("not a complete Parquet file: %w", err)
+	}
+	meta := map[string]string{}
+	for _, kv := range f.Metadata().KeyValueMetadata {
+		meta[kv.Key] = kv.Value
+	}
+	out := Footer{Table: meta[MetaTable], Series: -1}
+	for _, rg := range f.RowGroups() {
+		out.Rows += rg.NumRows()
+	}
+	if out.Rows != f.NumRows() {
+		return Footer{}, fmt.Errorf("the footer records %d rows, but the row groups hold %d", f.NumRows(), out.Rows)
+	}
+	if out.Layout, err = strconv.Atoi(meta[MetaLayout]); err != nil {
+		return Footer{}, fmt.Errorf("footer metadata %s %q: not written by this exporter", MetaLayout, meta[MetaLayout])
+	}
+	rows, err := strconv.ParseInt(meta[MetaRows], 10, 64)
+	if err != nil || rows != out.Rows {
+		return Footer{}, fmt.Errorf("footer metadata %s %q, but the row groups hold %d rows", MetaRows, meta[MetaRows], out.Rows)
+	}
+	for k, dst := range map[string]*time.Time{MetaMinTime: &out.MinTime, MetaMaxTime: &out.MaxTime} {
+		if v, ok := meta[k]; ok {
+			if *dst, err = time.Parse(time.RFC3339Nano, v); err != nil {
+				return Footer{}, fmt.Errorf("footer metadata %s %q: %w", k, v, err)
+			}
+		}
+	}
+	if v, ok := meta[MetaSeries]; ok {
+		if out.Series, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return Footer{}, fmt.Errorf("footer metadata %s %q: %w", MetaSeries, v, err)
+		}
+	}
+	for _, path := range f.Schema().Columns() {
+		out.Columns = append(out.Columns, joinPath(path))
+	}
+	return out, nil
+}
+
+func joinPath(p []string) string {
+	s := ""
+	for i, x := range p {
+		if i > 0 {
+			s += "."
+		}
+		s += x
+	}
+	return s
+}
+
+// Columns returns the leaf column paths (dot-joined) of row type T, to compare with Footer.Columns.
+func Columns[T any]() []string {
+	var out []string
+	var zero T
+	for _, path := range parquet.SchemaOf(zero).Columns() {
+		out = append(out, joinPath(path))
+	}
+	return out
+}
+
+// ReadSeriesIDs returns the distinct series_id values of the series or samples file r of size bytes. Errors are
+// errors of reading the file.
+func ReadSeriesIDs(r io.ReaderAt, size int64) (map[int64]bool, error) {
+	f, err := parquet.OpenFile(r, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil, fmt.Errorf("not a complete Parquet file: %w", err)
+	}
+	leaf, ok := f.Schema().Lookup("series_id")
+	if !ok {
+		return nil, fmt.Errorf("no series_id column")
+	}
+	out := map[int64]bool{}
+	vals := make([]parquet.Value, 4096)
+	for _, rg := range f.RowGroups() {
+		pages := rg.ColumnChunks()[leaf.ColumnIndex].Pages()
+		for {
+			p, err := pages.ReadPage()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				_ = pages.Close()
+				return nil, fmt.Errorf("read series_id: %w", err)
+			}
+			vr := p.Values()
+			for {
+				n, err := vr.ReadValues(vals)
+				for _, v := range vals[:n] {
+					out[v.Int64()] = true
+				}
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					parquet.Release(p)
+					_ = pages.Close()
+					return nil, fmt.Errorf("read series_id: %w", err)
+				}
+			}
+			parquet.Release(p)
+		}
+		_ = pages.Close()
+	}
+	return out, nil
+}
