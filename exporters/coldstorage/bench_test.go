@@ -48,6 +48,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 	if err := bk.Create(ctx, false); err != nil {
 		b.Fatal(err)
 	}
+	user := testproc.ExporterUser(b, minio, testproc.ColdStorageGuide, "bench") // exactly the user guide's policy
 	bin := filepath.Join(b.TempDir(), "cold-storage-exporter")
 	build := exec.Command("go", "build", "-o", bin, "kof.dev/kof/cmd/cold-storage-exporter")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -88,7 +89,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 				cmd := exec.Command(bin)
 				cmd.Env = []string{
 					"SOURCES=metrics", "METRICS_URL=" + vm.URL, "S3_BUCKET=bench", "S3_ENDPOINT=" + minio.URL,
-					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + testproc.MinIOAccessKey, "S3_SECRET_KEY=" + testproc.MinIOSecretKey,
+					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + user.AccessKey, "S3_SECRET_KEY=" + user.SecretKey,
 					fmt.Sprintf("S3_PREFIX=bench-%s-%d", sz.name, i), "CATCH_UP_HOURS=1",
 					fmt.Sprintf("WINDOW_DELAY=%dh", sz.hoursBack-1),
 				}

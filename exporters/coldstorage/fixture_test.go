@@ -56,7 +56,8 @@ type stack struct {
 	// want counts the rows ingested per folder; sums adds the metric sample values per folder.
 	want map[folderKey]int
 	sums map[folderKey]float64
-	// access and secret are the keys the exporter runs with.
+	// access and secret are the keys the exporter runs with: a MinIO user holding exactly the user guide's policy
+	// on testBucket.
 	access, secret string
 	// dir is a temporary folder of the stack; bin the exporter binary built there (binary).
 	dir, bin string
@@ -64,11 +65,14 @@ type stack struct {
 
 func startStack(t testing.TB) *stack {
 	t.Helper()
-	return &stack{
+	s := &stack{
 		vm: testproc.VictoriaMetrics(t), vl: testproc.VictoriaLogs(t), vt: testproc.VictoriaLogs(t),
-		minio: testproc.MinIO(t), want: map[folderKey]int{}, sums: map[folderKey]float64{},
-		access: testproc.MinIOAccessKey, secret: testproc.MinIOSecretKey, dir: t.TempDir(),
+		minio: testproc.MinIO(t), want: map[folderKey]int{}, sums: map[folderKey]float64{}, dir: t.TempDir(),
 	}
+	// The exporter runs as a user holding exactly the user guide's policy; the tests read and check as root.
+	user := testproc.ExporterUser(t, s.minio, testproc.ColdStorageGuide, testBucket)
+	s.access, s.secret = user.AccessKey, user.SecretKey
+	return s
 }
 
 // config returns the exporter configuration of the stack, exporting the fixture's three hours into bucket/prefix.

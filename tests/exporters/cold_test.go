@@ -48,8 +48,9 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 		_ = r.Body.Close()
 	}
 
+	user := testproc.ExporterUser(t, minio, testproc.ColdStorageGuide, "kof-cold") // exactly the guide's policy
 	createSecret(t, "cold-storage-exporter-s3-credentials", map[string]string{
-		"S3_ACCESS_KEY": testproc.MinIOAccessKey, "S3_SECRET_KEY": testproc.MinIOSecretKey,
+		"S3_ACCESS_KEY": user.AccessKey, "S3_SECRET_KEY": user.SecretKey,
 	})
 	rel, err := helm().Install(ctx, installRelease("cold-storage-exporter", map[string]any{
 		"sources":   "metrics",
@@ -63,7 +64,7 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(rel.Manifest, testproc.MinIOSecretKey) {
+	if strings.Contains(rel.Manifest, user.SecretKey) {
 		t.Fatal("the S3 secret key is in the Helm release manifest")
 	}
 	var cj batchv1.CronJob
@@ -83,7 +84,7 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	if !strings.Contains(logs.String(), `"msg":"streaming parquet to S3","key":"`+key+`"`) {
 		t.Errorf("logs lack the user guide's line for %s:\n%s", key, logs.String())
 	}
-	if strings.Contains(logs.String(), testproc.MinIOSecretKey) {
+	if strings.Contains(logs.String(), user.SecretKey) {
 		t.Error("the S3 secret key is in the exporter's logs")
 	}
 	list, err := b.List(ctx, "telemetry/")
