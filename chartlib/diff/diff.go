@@ -410,12 +410,13 @@ func releaseFields(o, n *fleet.Service) []Field {
 // object that moves to another release.
 func compareObject(k manifest.Key, id string, o, nw *unstructured.Unstructured, n *side) Object {
 	out := Object{Key: k.String(), Status: Unchanged}
+	o, nw = withoutStatus(o), withoutStatus(nw)
 	switch {
 	case o == nil:
 		out.Status = Added // a renamed credential or volume is reported where the old object is removed
 	case nw == nil:
 		if to := n.owner[k]; to != "" && to != id {
-			moved := n.objects[to][k]
+			moved := withoutStatus(n.objects[to][k])
 			out.Status, out.MovedTo = Moved, to
 			out.Fields = objectFields(k, o, moved)
 			out.Hurts = append(changedHurts(k, o, moved), Hurt{Reason: ReasonOwnerMoved, Message: fmt.Sprintf(
@@ -437,6 +438,24 @@ func compareObject(k manifest.Key, id string, o, nw *unstructured.Unstructured, 
 		out.Hurts = changedHurts(k, o, nw)
 	}
 	return out
+}
+
+// withoutStatus returns o without its status (a live object's, such as the umbrella's HelmReleases read with
+// --live: a render has none, and an upgrade does not set it), sharing the rest; nil stays nil.
+func withoutStatus(o *unstructured.Unstructured) *unstructured.Unstructured {
+	if o == nil {
+		return nil
+	}
+	if _, ok := o.Object["status"]; !ok {
+		return o
+	}
+	m := make(map[string]any, len(o.Object))
+	for k, v := range o.Object {
+		if k != "status" {
+			m[k] = v
+		}
+	}
+	return &unstructured.Unstructured{Object: m}
 }
 
 // objectFields returns the field-level changes of an object, with Secret data redacted.

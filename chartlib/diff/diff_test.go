@@ -138,6 +138,9 @@ func TestPlantedChanges(t *testing.T) {
 		{name: "harmless: replicas", change: func(t *testing.T) ([]string, []release) {
 			return replace(base, deployment, edit(t, deployment, "replicas: 1", "replicas: 2")), nil
 		}, wantStatus: map[string]Status{"Deployment.apps kof/promxy": Changed}, wantExit: ExitChanges},
+		{name: "status only (a live object's): no change", change: func(t *testing.T) ([]string, []release) {
+			return replace(base, deployment, deployment+"status: {readyReplicas: 1}\n"), nil
+		}, wantExit: ExitNoChange},
 		{name: "harmless: object added", change: func(t *testing.T) ([]string, []release) {
 			return append(append([]string{}, base...), edit(t, deployment, "name: promxy", "name: promxy-2")), nil
 		}, wantStatus: map[string]Status{"Deployment.apps kof/promxy-2": Added}, wantExit: ExitChanges},
