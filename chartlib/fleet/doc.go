@@ -22,7 +22,10 @@
 //     management cluster;
 //  4. every MultiClusterService is matched against every ClusterDeployment (and, for self-management, the
 //     management cluster as the SveltosCluster mgmt/mgmt labelled `k0rdent.mirantis.com/management-cluster: "true"`);
-//     for each match every service's values are instantiated by chartlib/sveltos (layer 2), valuesFrom merged, and
+//     for each match the annotations the service's values text reads are checked by their kind (Annotations: URL,
+//     DNS-1123 name, e-mail, duration, mapping; a values annotation also against the chart's schema, with a
+//     did-you-mean), a bad one failing that service alone with the cluster, the annotation and an example; then
+//     every service's values are instantiated by chartlib/sveltos (layer 2), valuesFrom merged, and
 //     the service's chart rendered when its ServiceTemplate names a local KOF chart; a third-party service is
 //     recorded with its repository, chart, version and values; a ServiceTemplate of plain resources (spec.resources
 //     with a local ConfigMap or Secret) gives the objects Sveltos deploys from it (sveltos.InstantiateContent);

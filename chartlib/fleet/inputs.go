@@ -50,14 +50,19 @@ func (d *deployment) key() string { return d.namespace + "/" + d.name }
 
 // readInputs indexes objs: every ClusterDeployment with its ClusterTemplate and Sveltos cluster object (a
 // SveltosCluster for all when sveltosClusters is set). A
-// ClusterDeployment whose fields cannot be read gets the problem recorded; objects that are not Kubernetes objects
-// are an error.
+// ClusterDeployment whose fields cannot be read gets the problem recorded; objects that are not Kubernetes objects,
+// or have no metadata.name (a ClusterDeployment without one would be dropped and offered as the regional `ns/`),
+// are an error naming their 1-based index.
 func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*inputs, error) {
 	in := &inputs{objects: objs}
 	templates := map[string]*kcmv1.ClusterTemplate{}
-	for _, o := range objs {
+	for i, o := range objs {
 		if o == nil || o.GetKind() == "" {
 			return nil, fmt.Errorf("cluster inputs: an object without kind; every document needs apiVersion and kind")
+		}
+		if o.GetName() == "" {
+			return nil, fmt.Errorf("cluster inputs: object %d (%s %s in namespace %q) has no metadata.name; give it "+
+				"the name of the object on the management cluster", i+1, o.GetAPIVersion(), o.GetKind(), o.GetNamespace())
 		}
 		if isKCM(o, "ClusterTemplate") {
 			tpl := &kcmv1.ClusterTemplate{}

@@ -25,6 +25,9 @@ const (
 	VictoriaMetricsOperatorValuesAnnotation = kofv1.Prefix + "kof-victoria-metrics-operator-values"
 	EnvoyGatewayValuesAnnotation            = kofv1.Prefix + "kof-envoy-gateway-values"
 	IngressNginxValuesAnnotation            = kofv1.Prefix + "kof-ingress-nginx-values"
+	KubeStateMetricsValuesAnnotation        = kofv1.Prefix + "kof-kube-state-metrics-values"
+	NodeExporterValuesAnnotation            = kofv1.Prefix + "kof-node-exporter-values"
+	OpenCostValuesAnnotation                = kofv1.Prefix + "kof-opencost-values"
 	StorageClassAnnotation                  = kofv1.Prefix + "kof-storage-class"
 	GatewayNameAnnotation                   = kofv1.Prefix + "kof-gateway-name"
 	GatewayNamespaceAnnotation              = kofv1.Prefix + "kof-gateway-namespace"
@@ -37,17 +40,14 @@ var KnownLabels = []string{
 }
 
 // KnownAnnotations are the KOF annotations a user sets on a ClusterDeployment, in metadata.annotations or
-// spec.config.clusterAnnotations (docs/annotations.md, "Annotations").
-var KnownAnnotations = []string{
-	kofv1.RegionalDomainAnnotation, kofv1.CertEmailAnnotation, kofv1.HTTPConfigAnnotation,
-	kofv1.WriteMetricsEndpointAnnotation, kofv1.ReadMetricsEndpointAnnotation,
-	kofv1.WriteLogsEndpointAnnotation, kofv1.ReadLogsEndpointAnnotation,
-	kofv1.WriteAuditLogsEndpointAnnotation, kofv1.ReadAuditLogsEndpointAnnotation,
-	kofv1.WriteTracesEndpointAnnotation, kofv1.ReadTracesEndpointAnnotation,
-	StorageValuesAnnotation, CollectorsValuesAnnotation, OperatorsValuesAnnotation,
-	VictoriaMetricsOperatorValuesAnnotation, EnvoyGatewayValuesAnnotation, IngressNginxValuesAnnotation,
-	StorageClassAnnotation, GatewayNameAnnotation, GatewayNamespaceAnnotation,
-}
+// spec.config.clusterAnnotations: the keys of Annotations (docs/annotations.md, "Annotations").
+var KnownAnnotations = func() []string {
+	out := make([]string, len(Annotations))
+	for i, a := range Annotations {
+		out[i] = a.Key
+	}
+	return out
+}()
 
 // maxTypoDistance is the largest edit distance at which an unknown `k0rdent.mirantis.com/` key not starting with
 // `kof-` is taken for a misspelled KOF key (KCM sets keys of its own under the same prefix).

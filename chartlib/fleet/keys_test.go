@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -114,5 +115,18 @@ func TestInputWarnings(t *testing.T) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("InputWarnings =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestClusterDeploymentWithoutName: a ClusterDeployment without metadata.name is an error naming its index (issue:
+// it was dropped silently and a child then offered `[kcm-system/]` as the regional cluster to choose).
+func TestClusterDeploymentWithoutName(t *testing.T) {
+	noName := regional("r1", "us-east-2")
+	noName.SetName("")
+	_, err := Render(context.Background(), Options{ChartsDir: chartsDir, Clusters: []*unstructured.Unstructured{
+		clusterTemplate("aws-standalone"), noName, child("c1", "us-east-2", nil)}})
+	want := `cluster inputs: object 2 (k0rdent.mirantis.com/v1beta1 ClusterDeployment in namespace "kcm-system") has no metadata.name`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Render error = %v, want one containing %q", err, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/chartlib/sveltos"
+	"kof.dev/kof/operator/endpoints"
 )
 
 // ManagementClusterLabel selects the management cluster itself (docs/contract.md, "Cluster roles and labels").
@@ -48,7 +49,10 @@ type target struct {
 	cluster *Cluster
 	obj     *unstructured.Unstructured
 	labels  map[string]string
-	self    bool
+	// annotations are the ClusterDeployment's (metadata over spec.config.clusterAnnotations); nil for the
+	// management cluster.
+	annotations map[string]string
+	self        bool
 }
 
 // newLayer2 reads the MultiClusterServices and ServiceTemplates of the management cluster and gathers the objects
@@ -176,7 +180,9 @@ func (p *layer2) run(ctx context.Context, clusters []*Cluster, in *inputs, n int
 	targets := []target{{cluster: clusters[0], obj: managementSveltosCluster(), labels: managementLabels(), self: true}}
 	for i, d := range in.deployments {
 		if d.cluster != nil {
-			targets = append(targets, target{cluster: clusters[i+1], obj: d.cluster, labels: d.obj.GetLabels()})
+			cd, _ := readClusterAnnotations(d.obj)
+			targets = append(targets, target{cluster: clusters[i+1], obj: d.cluster, labels: d.obj.GetLabels(),
+				annotations: endpoints.Merge(d.obj.GetAnnotations(), cd)})
 		}
 	}
 	jobs := make(chan target)
@@ -246,6 +252,12 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 		p.resources(s, mcs, t, source)
 		return s
 	}
+	read := readAnnotations(svc.Values)
+	where := t.cluster.Namespace + "/" + t.cluster.Name
+	if errs := checkAnnotations(where, read, t.annotations); len(errs) > 0 {
+		s.Err = errors.Join(errs...)
+		return s
+	}
 	var from []sveltos.ValuesFrom
 	for _, v := range svc.ValuesFrom {
 		from = append(from, sveltos.ValuesFrom{Kind: v.Kind, Name: v.Name})
@@ -265,6 +277,10 @@ func (p *layer2) service(ctx context.Context, mcs multiClusterService, svc kcmv1
 	ch, err := p.mgmt.charts.get(s.Chart)
 	if err != nil {
 		s.Err = err
+		return s
+	}
+	if errs := checkValuesAnnotations(where, s.Chart, ch.Schema, read, t.annotations); len(errs) > 0 {
+		s.Err = errors.Join(errs...)
 		return s
 	}
 	if res.ReleaseName != "" {

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	"github.com/Masterminds/semver/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -166,6 +167,11 @@ func (c *checker) upgrades() []Finding {
 						Message: fmt.Sprintf("%s names ServiceTemplate %s, which does not exist", where, u.Name),
 						Fix:     "name an existing ServiceTemplate of the chain's namespace"})
 				}
+				if msg := notHigher(tpls[o.GetNamespace()+"/"+st.Name], st.Name, u.Version); msg != "" {
+					out = append(out, Finding{Check: CheckUpgrades, Object: obj, Message: where + ": " + msg,
+						Fix: "offer only templates of a higher chart version as upgrades (kof-mothership lists earlier " +
+							"versions only)"})
+				}
 			}
 		}
 	}
@@ -189,4 +195,25 @@ func (c *checker) upgrades() []Finding {
 		}
 	}
 	return out
+}
+
+// notHigher returns why the upgrade of ServiceTemplate from (named name) to a chart version to is not an upgrade:
+// to is not higher than from's chart version by semver (github.com/Masterminds/semver, as Helm compares chart
+// versions). It returns "" for a true upgrade, when one version is no semver (nothing to order), and when from is
+// unknown (reported by the existence check).
+func notHigher(from *kcmv1.ServiceTemplate, name, to string) string {
+	if from == nil || from.Spec.Helm == nil || from.Spec.Helm.ChartSpec == nil || to == "" {
+		return ""
+	}
+	fv := from.Spec.Helm.ChartSpec.Version
+	a, errA := semver.NewVersion(fv)
+	b, errB := semver.NewVersion(to)
+	if errA != nil || errB != nil {
+		return "" // no order to check, as kof-mothership.previousTemplates keeps such templates
+	}
+	if !b.GreaterThan(a) {
+		return fmt.Sprintf("upgrade from ServiceTemplate %s (chart version %s) to version %s is not an upgrade: the "+
+			"target is not a higher version", name, fv, to)
+	}
+	return ""
 }

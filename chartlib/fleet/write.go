@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -65,18 +66,30 @@ func Write(dir string, f *Fleet) error {
 }
 
 // serviceDir returns the directory name of s in c: the release name, or `<namespace>.<name>` when c has two
-// releases of that name.
+// releases of that name, followed by `.<n>` for the n-th (n ≥ 2) release of the same namespace and name (a release
+// delivered twice, which Fleet reports), so that no release's files replace another's.
 func serviceDir(c *Cluster, s *Service) string {
-	n := 0
+	sameName, sameRelease, nth := 0, 0, 0
 	for _, o := range c.Services {
-		if o.Name == s.Name {
-			n++
+		if o.Name != s.Name {
+			continue
+		}
+		sameName++
+		if o.Namespace == s.Namespace {
+			sameRelease++
+			if o == s {
+				nth = sameRelease
+			}
 		}
 	}
-	if n > 1 {
-		return filepath.Base(s.Namespace + "." + s.Name)
+	dir := s.Name
+	if sameName > 1 {
+		dir = s.Namespace + "." + s.Name
 	}
-	return filepath.Base(s.Name)
+	if nth > 1 {
+		dir += "." + strconv.Itoa(nth)
+	}
+	return filepath.Base(dir)
 }
 
 // writeService writes the files of one service into dir.

@@ -107,8 +107,8 @@ func ignoredFile(name string) bool {
 }
 
 // ParseDocuments parses one YAML stream (documents separated by `---` lines) from source into Objects, strictly:
-// duplicate keys, non-map documents and documents without apiVersion or kind are errors naming source and the
-// 1-based document index. A document that is a List (kind ending in "List" with an items array) is not expanded.
+// duplicate keys, non-map documents, documents without apiVersion or kind and objects without metadata.name (nor
+// generateName) are errors naming source and the 1-based document index. A document that is a List (kind ending in "List" with an items array) is not expanded.
 func ParseDocuments(source string, data []byte) ([]Object, error) {
 	var objs []Object
 	for i, doc := range splitDocuments(data) {
@@ -125,6 +125,10 @@ func ParseDocuments(source string, data []byte) ([]Object, error) {
 		u := &unstructured.Unstructured{}
 		if err := u.UnmarshalJSON(js); err != nil {
 			return nil, fmt.Errorf("parse %s (document %d): %w", source, i+1, err)
+		}
+		if u.GetName() == "" && u.GetGenerateName() == "" && !strings.HasSuffix(u.GetKind(), "List") {
+			return nil, fmt.Errorf("parse %s (document %d): %s %s has no metadata.name; give every object a name",
+				source, i+1, u.GetAPIVersion(), u.GetKind())
 		}
 		objs = append(objs, Object{Unstructured: u, Source: source})
 	}

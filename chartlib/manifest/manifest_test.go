@@ -112,6 +112,9 @@ func TestParseErrors(t *testing.T) {
 		"no kind":       {"apiVersion: v1\nmetadata:\n  name: a\n", "Kind"},
 		"not a map":     {"- a\n- b\n", "document 1"},
 		"bad yaml":      {"---\napiVersion: v1\nkind: [\n", "document 2"},
+		"no name": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n" +
+			"apiVersion: k0rdent.mirantis.com/v1beta1\nkind: ClusterDeployment\nmetadata:\n  namespace: kcm-system\n",
+			"(document 2): k0rdent.mirantis.com/v1beta1 ClusterDeployment has no metadata.name"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(map[string]string{"c/templates/x.yaml": tc.doc})

@@ -62,6 +62,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -71,6 +72,7 @@ import (
 	"helm.sh/helm/v3/pkg/strvals"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 
 	"kof.dev/kof/chartlib/manifest"
 )
@@ -232,6 +234,9 @@ func UserValues(opts Options) (map[string]any, error) {
 	// defaults later, during coalescing, as a null in a values file does).
 	base := map[string]any{}
 	for _, file := range opts.ValuesFiles {
+		if err := checkMapping(file); err != nil {
+			return nil, err
+		}
 		vals, err := chartutil.ReadValuesFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("read values file %q: %w", file, err)
@@ -252,6 +257,36 @@ func UserValues(opts Options) (map[string]any, error) {
 		}
 	}
 	return base, nil
+}
+
+// checkMapping returns an error naming file when its content is YAML but not a mapping (a list, a string, a number):
+// Helm's own error then is a Go unmarshalling message (`cannot unmarshal array into Go value of type
+// chartutil.Values`). An empty file, a file of comments or `null` is an empty mapping, as for Helm. Files that do not
+// parse are left to Helm's reader, whose error names the line.
+func checkMapping(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read values file %q: %w", file, err)
+	}
+	var doc any
+	if yaml.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	what := "a scalar"
+	switch doc.(type) {
+	case nil, map[string]any:
+		return nil
+	case []any:
+		what = "a list"
+	case string:
+		what = "a string"
+	case bool:
+		what = "a boolean"
+	case float64:
+		what = "a number"
+	}
+	return fmt.Errorf("values file %q: the top level is %s, not a mapping; a values file is a mapping of keys, such "+
+		"as `regionless: {enabled: true}`", file, what)
 }
 
 // copyMap deep-copies the maps of m (lists and scalars are shared) so that merging never writes into the caller's

@@ -3,6 +3,8 @@ package render
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -357,5 +359,34 @@ func TestLookupKnownCustomKindWithoutFixtures(t *testing.T) {
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	if diff := cmp.Diff(map[string]string{"serviceTemplates": "0", "clusterDeployments": "0", "child": "true"}, data); diff != "" {
 		t.Errorf("data (-want +got):\n%s", diff)
+	}
+}
+
+// TestValuesFileNotAMapping: a values file whose top level is a list or a scalar is refused with a message naming the
+// file and saying it is not a mapping (issue: `json: cannot unmarshal array into Go value of type chartutil.Values`);
+// an empty file, comments only or `null` are an empty mapping, as for Helm.
+func TestValuesFileNotAMapping(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct{ name, text, want string }{
+		{"list.yaml", "- regionless\n- enabled\n", "the top level is a list, not a mapping"},
+		{"string.yaml", "regionless.enabled=true\n", "the top level is a string, not a mapping"},
+		{"number.yaml", "3\n", "the top level is a number, not a mapping"},
+		{"empty.yaml", "", ""},
+		{"comments.yaml", "# nothing\n", ""},
+		{"null.yaml", "null\n", ""},
+		{"map.yaml", "regionless: {enabled: true}\n", ""},
+	} {
+		file := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(file, []byte(tt.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := UserValues(Options{ValuesFiles: []string{file}})
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) ||
+			!strings.Contains(err.Error(), file) || strings.Contains(err.Error(), "unmarshal")):
+			t.Errorf("%s: error %v, want one naming the file and containing %q", tt.name, err, tt.want)
+		}
 	}
 }

@@ -89,6 +89,33 @@ func (c *Checker) Check(chart string, vals map[string]any) ([]Finding, error) {
 	return dedupe(out), nil
 }
 
+// CheckOverlay validates vals, a partial values document laid over a chart's values (a per-cluster values
+// annotation), against that chart's values schema (schemaJSON, the chart's values.schema.json): unknown keys with a
+// did-you-mean suggestion and wrong types, each finding's path prefixed with prefix. Keys the schema requires are
+// not asked of an overlay (the chart's own values.yaml gives them). It returns an error when the schema is not JSON
+// or cannot be compiled; an empty schema gives no findings.
+func CheckOverlay(schemaJSON []byte, prefix string, vals map[string]any) ([]Finding, error) {
+	if len(schemaJSON) == 0 {
+		return nil, nil
+	}
+	var schemaDoc map[string]any
+	if err := json.Unmarshal(schemaJSON, &schemaDoc); err != nil {
+		return nil, fmt.Errorf("parse values schema: %w", err)
+	}
+	res, err := gojsonschema.Validate(gojsonschema.NewGoLoader(schemaDoc), gojsonschema.NewGoLoader(jsonSafe(vals)))
+	if err != nil {
+		return nil, fmt.Errorf("validate values: %w", err)
+	}
+	var out []Finding
+	for _, e := range res.Errors() {
+		if e.Type() == "required" {
+			continue
+		}
+		out = append(out, findingOf(e, schemaDoc, prefix))
+	}
+	return dedupe(out), nil
+}
+
 // check validates one values document of chart found at prefix.
 func (c *Checker) check(chart, prefix string, vals map[string]any, out *[]Finding, depth int) error {
 	if depth > 8 {

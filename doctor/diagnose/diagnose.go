@@ -73,6 +73,7 @@ func Diagnose(in Input) *Diagnosis {
 	b.d.Storage = storage(b.live)
 	b.d.Rules = ruleSets(b.live, b.cfg)
 	b.operatorWarnings()
+	b.certManagerGatewayAPI()
 	for _, c := range b.d.Clusters {
 		sortFindings(c.Findings)
 	}

@@ -56,6 +56,9 @@ const (
 	CodeOperatorWarning Code = "OperatorWarning"
 	// CodeObjectNotReady: an operator-made object (PromxyServerGroup, VMStorageConnection) has a False condition.
 	CodeObjectNotReady Code = "ObjectNotReady"
+	// CodeCertManagerGatewayAPI: the management cluster's issuers solve ACME challenges with Gateway API HTTPRoutes,
+	// but its cert-manager controller runs without Gateway API support.
+	CodeCertManagerGatewayAPI Code = "CertManagerGatewayAPI"
 	// CodePromxyNotRunning: a PromxyServerGroup waits for a Running promxy pod to reload its config (operator reason
 	// NoPromxyPods); reported once, on the management cluster, where promxy runs.
 	CodePromxyNotRunning Code = "PromxyNotRunning"
@@ -97,7 +100,7 @@ func Catalogue() []CatalogueEntry {
 		{CodeRegionalUnusable, SeverityError}, {CodeNotSelected, SeverityError},
 		{CodeOperatorObjectMissing, SeverityError}, {CodeOperatorObjectDiffers, SeverityWarning},
 		{CodeOperatorWarning, SeverityError}, {CodeObjectNotReady, SeverityError},
-		{CodePromxyNotRunning, SeverityWarning},
+		{CodePromxyNotRunning, SeverityWarning}, {CodeCertManagerGatewayAPI, SeverityError},
 		{CodeServiceFailed, SeverityError}, {CodeServiceInProgress, SeverityInfo},
 		{CodeServiceNotDelivered, SeverityWarning}, {CodeNotListed, SeverityWarning},
 		{CodeMCSConditionFalse, SeverityError}, {CodeMCSMissing, SeverityError}, {CodeMCSDiffers, SeverityWarning},

@@ -95,6 +95,12 @@ type Snapshot struct {
 	// Events regard ClusterDeployments, or are warnings about any object.
 	Events []corev1.Event
 
+	// CertManager are the cert-manager controller Deployments (labels app.kubernetes.io/name=cert-manager,
+	// app.kubernetes.io/component=controller: KCM's on a management cluster) and CertManagerConfigs the
+	// ConfigMaps of the same labels (the chart's `config` value, its ControllerConfiguration).
+	CertManager        []appsv1.Deployment
+	CertManagerConfigs []corev1.ConfigMap
+
 	// Unreadable lists what could not be read (forbidden to the caller, or a kind the API server does not serve).
 	Unreadable []Unreadable
 }
@@ -163,6 +169,9 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 	if err := s.readPromxyRules(ctx, c); err != nil {
 		return nil, err
 	}
+	if err := s.readCertManager(ctx, c); err != nil {
+		return nil, err
+	}
 	ns := &corev1.Namespace{}
 	err := c.Get(ctx, client.ObjectKey{Name: s.Namespace}, ns)
 	switch {
@@ -176,6 +185,32 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 	}
 	s.sort()
 	return s, nil
+}
+
+// whatCertManager names the list of cert-manager controller Deployments in Snapshot.Unreadable.
+const whatCertManager = "cert-manager controller Deployments"
+
+// certManagerLabels select the cert-manager controller's Deployment and configuration ConfigMap, as the upstream
+// cert-manager chart labels them.
+func certManagerLabels() client.MatchingLabels {
+	return client.MatchingLabels{"app.kubernetes.io/name": "cert-manager", "app.kubernetes.io/component": "controller"}
+}
+
+// readCertManager lists the cert-manager controller Deployments and their configuration ConfigMaps (any namespace).
+func (s *Snapshot) readCertManager(ctx context.Context, c client.Reader) error {
+	var deps appsv1.DeploymentList
+	ok, err := s.list(ctx, c, whatCertManager, &deps, certManagerLabels())
+	if err != nil || !ok {
+		return err
+	}
+	s.CertManager = deps.Items
+	var cms corev1.ConfigMapList
+	ok, err = s.list(ctx, c, "cert-manager configuration ConfigMaps", &cms, certManagerLabels())
+	if err != nil || !ok {
+		return err
+	}
+	s.CertManagerConfigs = cms.Items
+	return nil
 }
 
 // readPromxyRules adds the promxy rules ConfigMap the operator's environment names (KOF_PROMXY_RULES_CONFIGMAP in

@@ -4,6 +4,7 @@
 package config
 
 import (
+	_ "embed"
 	"errors"
 	"fmt"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 
 	"kof.dev/kof/operator/endpoints"
 )
@@ -287,4 +289,49 @@ func (r *reader) list(name string) []string {
 		}
 	}
 	return out
+}
+
+// shippedDeployment is the operator Deployment shipped without Helm, whose environment is the one the
+// kof-mothership chart renders with its default values.
+//
+//go:embed manager/deployment.yaml
+var shippedDeployment []byte
+
+// Shipped returns the configuration of the shipped operator (operator/config/manager/deployment.yaml, the
+// environment of its container `manager`, read by Load with its defaults), the one source of the default
+// configuration the controller tests run with. The error names what does not load.
+func Shipped() (Config, error) {
+	var d struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Name string `json:"name"`
+						Env  []struct {
+							Name  string `json:"name"`
+							Value string `json:"value"`
+						} `json:"env"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(shippedDeployment, &d); err != nil {
+		return Config{}, fmt.Errorf("operator/config/manager/deployment.yaml: %w", err)
+	}
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name != "manager" {
+			continue
+		}
+		env := make(map[string]string, len(c.Env))
+		for _, e := range c.Env {
+			env[e.Name] = e.Value
+		}
+		cfg, err := Load(func(k string) string { return env[k] })
+		if err != nil {
+			return Config{}, fmt.Errorf("operator/config/manager/deployment.yaml: %w", err)
+		}
+		return cfg, nil
+	}
+	return Config{}, errors.New("operator/config/manager/deployment.yaml: no container named manager")
 }

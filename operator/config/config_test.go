@@ -148,3 +148,24 @@ func TestWatchScope(t *testing.T) {
 		t.Errorf("empty KOF_WATCH_NAMESPACES must watch every namespace")
 	}
 }
+
+// TestShipped: the shipped operator configuration loads, and every optional setting has its default: the MCS names
+// the propagation MultiClusterServices depend on are never empty (regression: the controller tests ran with empty
+// names and made MCSs with `dependsOn: [""]`).
+func TestShipped(t *testing.T) {
+	c, err := Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{EnvRegionalMCS: c.RegionalMCS, EnvChildMCS: c.ChildMCS,
+		EnvIstioRegionalMCS: c.IstioRegionalMCS, EnvIstioChildMCS: c.IstioChildMCS, EnvKCMNamespace: c.KCMNamespace,
+		EnvPropagationTemplate: c.PropagationTemplate, EnvVLAuditClusterName: c.VLAuditClusterName} {
+		if v == "" {
+			t.Errorf("shipped %s is empty", name)
+		}
+	}
+	if c.RegionalMCS != DefaultRegionalMCS || c.ChildMCS != DefaultChildMCS {
+		t.Errorf("shipped MCS names %q, %q; want the chart names %q, %q", c.RegionalMCS, c.ChildMCS,
+			DefaultRegionalMCS, DefaultChildMCS)
+	}
+}

@@ -142,10 +142,25 @@ const (
 	KeyVSphereDatacenter        = "vsphere_datacenter"
 )
 
+// HTTPConfigError is a malformed `k0rdent.mirantis.com/kof-http-config` annotation of a regional cluster. Its
+// settings are kept as they were (the ConfigMap's last valid `kof_http_config`, outputs.Regional.KeepHTTPConfig),
+// so a typo never turns TLS verification back on or drops the credentials of promxy and the storage connections.
+type HTTPConfigError struct{ Err error }
+
+// Error says what is wrong and that the last valid settings are kept.
+func (e *HTTPConfigError) Error() string {
+	return e.Err.Error() + "; promxy and the storage connections keep the last valid settings (the defaults when " +
+		"there were none) until it is fixed"
+}
+
+// Unwrap returns the parse error.
+func (e *HTTPConfigError) Unwrap() error { return e.Err }
+
 // RegionalData returns the 17-key data of regional cluster r's ConfigMap: its identity, cloud, location, Istio role,
 // canonical `kof-http-config` and the endpoints of endpoints.Regional. A malformed setting whose default still works
-// (an endpoint override with a domain default, the promxy-side `kof-http-config`) is left out, its default used,
-// and returned among the ignored errors naming the annotation; the error is for a cluster left without endpoints.
+// (an endpoint override with a domain default) is left out, its default used, and returned among the ignored errors
+// naming the annotation; a malformed `kof-http-config` leaves the key empty and is returned as an *HTTPConfigError
+// (the caller keeps the last valid value); the error is for a cluster left without endpoints.
 func RegionalData(r Cluster) (map[string]string, []error, error) {
 	set, ignored, err := endpoints.Regional(endpoints.Input{Cluster: r.Name, Annotations: r.Annotations, Istio: r.Istio()})
 	if err != nil {
@@ -153,8 +168,7 @@ func RegionalData(r Cluster) (map[string]string, []error, error) {
 	}
 	hcJSON := ""
 	if hc, err := endpoints.ParseHTTPConfig(r.Annotations[kofv1.HTTPConfigAnnotation]); err != nil {
-		ignored = append(ignored, fmt.Errorf("%w; promxy and the storage connections use the default HTTP client "+
-			"settings until it is fixed", err))
+		ignored = append(ignored, &HTTPConfigError{Err: err})
 	} else if hcJSON, err = endpoints.FormatHTTPConfig(hc); err != nil {
 		return nil, nil, err
 	}

@@ -129,14 +129,30 @@ func (s Set) Override(ann map[string]string) (Set, []error) {
 		if !ok {
 			continue
 		}
-		if err := CheckURL(v); err != nil {
-			example := Domain("regional.example.com")
-			errs = append(errs, fmt.Errorf("annotation %s: %w; for example %s", f.annotation, err, *f.get(&example)))
+		if err := CheckOverride(f.annotation, v); err != nil {
+			errs = append(errs, err)
 			continue
 		}
 		*f.get(&out) = v
 	}
 	return out, errs
+}
+
+// CheckOverride returns nil when value is an absolute http(s) URL with a host, else an error naming the endpoint
+// override annotation and giving the URL of that annotation for the domain regional.example.com as an example. The
+// regional and the child forms of the same mistake give the same message.
+func CheckOverride(annotation, value string) error {
+	err := CheckURL(value)
+	if err == nil {
+		return nil
+	}
+	example := Domain("regional.example.com")
+	for _, f := range fields() {
+		if f.annotation == annotation {
+			return fmt.Errorf("annotation %s: %w; for example %s", annotation, err, *f.get(&example))
+		}
+	}
+	return fmt.Errorf("annotation %s: %w", annotation, err)
 }
 
 // CheckURL returns an error unless u is an absolute http or https URL with a host.

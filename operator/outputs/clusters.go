@@ -1,6 +1,7 @@
 package outputs
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 
@@ -68,6 +69,35 @@ func ForRegional(cfg config.Config, c discovery.Cluster, viewErr error) Regional
 		r.Problems = append(r.Problems, Problem{Reason: kofv1.ReasonInvalidAnnotation, Err: e})
 	}
 	return r
+}
+
+// KeepHTTPConfig returns r with the last valid `kof_http_config` kept: when r's `kof-http-config` annotation is
+// malformed (a discovery.HTTPConfigError among its problems) and previous (the data of its ConfigMap as it is, nil
+// when there is none) holds a valid value, that value replaces the empty one, so promxy and the storage connections
+// keep their settings (docs/annotations.md, "Mistakes"). Otherwise r as it is.
+func (r Regional) KeepHTTPConfig(previous map[string]string) Regional {
+	last, ok := previous[discovery.KeyHTTPConfig]
+	if r.Data == nil || !ok || last == "" || !r.HTTPConfigMalformed() {
+		return r
+	}
+	if _, err := endpoints.ParseHTTPConfig(last); err != nil {
+		return r
+	}
+	r.Data = maps.Clone(r.Data)
+	r.Data[discovery.KeyHTTPConfig] = last
+	return r
+}
+
+// HTTPConfigMalformed reports whether r's `kof-http-config` annotation is malformed (a discovery.HTTPConfigError
+// among its problems).
+func (r Regional) HTTPConfigMalformed() bool {
+	for _, p := range r.Problems {
+		var hc *discovery.HTTPConfigError
+		if errors.As(p.Err, &hc) {
+			return true
+		}
+	}
+	return false
 }
 
 // Regionless returns the management cluster as the regionless "regional" (docs/contract.md, "regional
@@ -155,9 +185,8 @@ func ForChild(cfg config.Config, c discovery.Cluster, viewErr error, regionals [
 	ch.Data = maps.Clone(r.Data)
 	for _, a := range childWriteAnnotations() {
 		if v, set := c.Annotations[a]; set {
-			if err := endpoints.CheckURL(v); err != nil {
-				ch.Problems = append(ch.Problems, Problem{Reason: kofv1.ReasonInvalidAnnotation,
-					Err: fmt.Errorf("annotation %s: %w", a, err)})
+			if err := endpoints.CheckOverride(a, v); err != nil {
+				ch.Problems = append(ch.Problems, Problem{Reason: kofv1.ReasonInvalidAnnotation, Err: err})
 			}
 		}
 	}

@@ -340,3 +340,32 @@ func TestTargetRefs(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepHTTPConfig: a malformed `kof-http-config` keeps the last valid value of the regional ConfigMap (and so of
+// its children's copies), and the problem says so; a valid one always wins, and a malformed one without a valid
+// previous value leaves the defaults.
+func TestKeepHTTPConfig(t *testing.T) {
+	const last = `{"dial_timeout":"7s","tls_config":{"insecure_skip_verify":true}}`
+	previous := map[string]string{discovery.KeyHTTPConfig: last}
+	ann := domain("regional-1.kof.example.com")
+	ann[kofv1.HTTPConfigAnnotation] = `{"dial_timeout": 5}`
+	r := ForRegional(testConfig(), regionalView("regional-1", ann), nil).KeepHTTPConfig(previous)
+	if r.Data[discovery.KeyHTTPConfig] != last {
+		t.Errorf("kof_http_config = %q, want the last valid %q", r.Data[discovery.KeyHTTPConfig], last)
+	}
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Error(), "keep the last valid settings") {
+		t.Errorf("problems = %v, want one saying the last valid settings are kept", r.Problems)
+	}
+	ch := ForChild(testConfig(), childView("child-1", nil, nil), nil, []Regional{r}, nil)
+	if ch.Data[discovery.KeyHTTPConfig] != last {
+		t.Errorf("child copy kof_http_config = %q, want %q", ch.Data[discovery.KeyHTTPConfig], last)
+	}
+	if got := ForRegional(testConfig(), regionalView("regional-1", ann), nil).KeepHTTPConfig(
+		map[string]string{discovery.KeyHTTPConfig: "{broken"}).Data[discovery.KeyHTTPConfig]; got != "" {
+		t.Errorf("with a broken previous value kof_http_config = %q, want the defaults", got)
+	}
+	ann[kofv1.HTTPConfigAnnotation] = `{"dial_timeout":"3s"}`
+	if got := ForRegional(testConfig(), regionalView("regional-1", ann), nil).KeepHTTPConfig(previous).Data[discovery.KeyHTTPConfig]; !strings.Contains(got, `"dial_timeout":"3s"`) {
+		t.Errorf("valid annotation: kof_http_config = %q, want the annotation's", got)
+	}
+}

@@ -29,11 +29,14 @@ type RegionalInput struct {
 	Reads endpoints.Set
 	// HTTP is the parsed `kof_http_config` (the zero value when it is malformed).
 	HTTP kofv1.HTTPClientConfig
+	// HTTPMalformed is true when `kof_http_config` is malformed: the caller keeps the last valid settings (those of
+	// the PromxyServerGroup) in HTTP.
+	HTTPMalformed bool
 }
 
 // ParseRegionalConfigMap returns the input of regional ConfigMap cm: in-cluster reads for regionless, in-mesh reads
-// for Istio, the stored read endpoints otherwise. A malformed `kof_http_config` is ignored (the default HTTP client
-// settings are used) and returned as a problem naming the key; the error is for a ConfigMap without a cluster name
+// for Istio, the stored read endpoints otherwise. A malformed `kof_http_config` is ignored (HTTPMalformed is set, HTTP
+// is the zero value, for the caller to replace by the last valid settings) and returned as a problem naming the key; the error is for a ConfigMap without a cluster name
 // or with an unusable read endpoint, naming the data key and the fix.
 func ParseRegionalConfigMap(cm *corev1.ConfigMap) (RegionalInput, []error, error) {
 	in := RegionalInput{Namespace: cm.Namespace, ConfigMap: cm.Name, Cluster: cm.Data[discovery.KeyRegionalClusterName],
@@ -65,8 +68,9 @@ func ParseRegionalConfigMap(cm *corev1.ConfigMap) (RegionalInput, []error, error
 	}
 	hc, err := endpoints.ParseHTTPConfig(cm.Data[discovery.KeyHTTPConfig])
 	if err != nil {
-		return in, []error{fmt.Errorf("data.%s: %w; the default HTTP client settings are used", discovery.KeyHTTPConfig,
-			err)}, nil
+		in.HTTPMalformed = true
+		return in, []error{fmt.Errorf("data.%s: %w; the last valid settings (those of the PromxyServerGroup, the "+
+			"defaults when there is none) are kept", discovery.KeyHTTPConfig, err)}, nil
 	}
 	in.HTTP = hc
 	return in, nil, nil

@@ -5,7 +5,8 @@
   (the ChildConfig, or in M2R the regional's ConfigMap), $regional, $ann, $scalars, $override, $childBase
   (names.ChildVMUserBase of the cluster) and $regionalVMAuth (names.IstioVMAuthService of the regional cluster).
   Write endpoints: the ConfigMap's, or (Istio) the regional's in-mesh VMAuth, or (M2M) the management cluster's own
-  storage; the cluster's write endpoint annotations win over them and over the chart's values.
+  storage; the cluster's write endpoint annotations win over them and over the chart's values. A write endpoint
+  annotation that is not an absolute http(s) URL fails this cluster's service, naming the annotation with an example.
   Credentials: the cluster's VMUser Secret, by secretKeyRef only (copied to the cluster by kof-vmuser-credentials).
   Merge order: shared keys < computed from the cluster < kof-child `collectors` < the scalar annotations < the
   kof-collectors-values annotation; defaultCRConfig.env is the concatenation of the credential env vars, PKI_PATH,
@@ -30,6 +31,12 @@
 {{- end }}
 {{- if not (or $url (dig $annotation "" $ann)) }}
 {{- fail (printf "cluster %s/%s: no %s write endpoint: %s has no write_%s_endpoint and annotation %s is not set" $ns $name $signal (ternary "the regional ConfigMap" "ChildConfig" (eq $kof.mode "m2r")) $key $annotation) }}
+{{- end }}
+{{- with dig $annotation "" $ann }}
+{{- $u := urlParse . }}
+{{- if not (and (has $u.scheme (list "http" "https")) $u.host) }}
+{{- fail (printf "cluster %s/%s: annotation %s: %q is not an absolute http(s) URL; for example %s: \"https://vmauth.regional-1.example.com%s\"" $ns $name $annotation . $annotation $path) }}
+{{- end }}
 {{- end }}
 {{- $_ := set $kofValues $signal (dict "endpoint" $url) }}
 {{- end }}

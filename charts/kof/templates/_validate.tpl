@@ -1,6 +1,7 @@
 {{/*
 kof.validate: fails the render when the values contradict each other; renders nothing otherwise.
-Checks: at most one storage mode of regionless, M2M and M2R (docs/values-contract.md); every name in
+Checks: at most one storage mode of regionless, M2M and M2R (docs/values-contract.md); kof-collectors not enabled
+with one of them (two owners of the release kof-collectors on the management cluster); every name in
 `global.components` has a component block. Input: the root context.
 */}}
 {{- define "kof.validate" -}}
@@ -17,6 +18,9 @@ Checks: at most one storage mode of regionless, M2M and M2R (docs/values-contrac
 {{- end -}}
 {{- if gt (len $modes) 1 -}}
 {{- fail (printf "storage modes conflict: %s are set together; keep at most one of regionless.enabled, kof-child.values.fromManagement.toManagementCluster.enabled (M2M) and kof-child.values.fromManagement.toRegionalCluster.name (M2R)" (join " and " $modes)) -}}
+{{- end -}}
+{{- if and (dig "enabled" false (index .Values "kof-collectors")) $modes -}}
+{{- fail (printf "release owners conflict: kof-collectors.enabled and %s are set together: both install the Helm release kof-collectors on the management cluster (the umbrella's HelmRelease and the %s MultiClusterService), and one would overwrite the other; set kof-collectors.enabled to false (the mode gives the management cluster its collectors; tune them with %s) or turn %s off" (first $modes) (ternary "kof-regional" "kof-child" (eq (first $modes) "regionless.enabled")) (ternary "kof-regional.values.collectors" "kof-child.values.fromManagement.collectors" (eq (first $modes) "regionless.enabled")) (first $modes)) -}}
 {{- end -}}
 {{- range .Values.global.components -}}
 {{- if not (hasKey $.Values .) -}}

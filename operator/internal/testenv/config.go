@@ -1,25 +1,18 @@
 package testenv
 
 import (
-	"k8s.io/apimachinery/pkg/labels"
-
 	"kof.dev/kof/operator/config"
 )
 
-// OperatorConfig returns the operator configuration the controller tests run with: the kof-mothership release in
-// `kof`, KCM in `kcm-system`, auto upgrade on, regional (not regionless) mode, the multilevel VL/VT cluster names
-// and storage URLs the chart's defaults give, and a promxy pod selector matching every pod.
+// OperatorConfig returns the operator configuration the controller tests run with: the shipped one
+// (config.Shipped, operator/config/manager/deployment.yaml: the environment the kof-mothership chart renders with
+// its default values, every default of operator/config), so the tests make the objects a real install makes (the
+// MultiClusterService names the propagation MCSs depend on, the storage URLs, the promxy Secret). Start refuses to
+// start a control plane when that configuration does not load, so no test runs with the zero Config returned then.
 func OperatorConfig() config.Config {
-	return config.Config{
-		ReleaseNamespace: "kof", ReleaseName: "kof-mothership", AutoUpgrade: true,
-		PropagationTemplate: "kof-propagation-2-0-0", KCMNamespace: "kcm-system", RegionlessClusterName: "mothership",
-		VTClusterName: "kof-traces", VLClusterName: "kof-logs", VLAuditClusterName: "kof-logs-audit",
-		Storage: config.StorageURLs{
-			VMInsert: "http://vminsert-cluster:8480/", VMSelect: "http://vmselect-cluster:8481/",
-			VLInsert: "http://vlinsert:9481/", VLSelect: "http://vlselect:9471/",
-			VLAuditInsert: "http://vlinsert-audit:9481/", VLAuditSelect: "http://vlselect-audit:9471/",
-			VTInsert: "http://vtinsert:10481/", VTSelect: "http://vtselect:10471/",
-		},
-		PromxyPodSelector: labels.Everything(), PromxySecretName: "kof-mothership-promxy-config",
+	cfg, err := config.Shipped()
+	if err != nil {
+		return config.Config{}
 	}
+	return cfg
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"kof.dev/kof/internal/proc"
+	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/internal/scheme"
 )
 
@@ -84,9 +85,12 @@ func crdDirs(root string) ([]string, error) {
 const CRDWait = 3 * time.Minute
 
 // Start starts kube-apiserver and etcd from KUBEBUILDER_ASSETS (default: the repository's bin/) and installs the
-// CRDs. It returns an error when the binaries or CRDs are missing or the control plane does not start; the control
-// plane is stopped again in that case.
+// CRDs. It returns an error when the shipped operator configuration (OperatorConfig) does not load, the binaries or
+// CRDs are missing or the control plane does not start; the control plane is stopped again in that case.
 func Start() (*Env, error) {
+	if _, err := config.Shipped(); err != nil {
+		return nil, fmt.Errorf("the shipped operator configuration the tests run with: %w", err)
+	}
 	root, err := RepoRoot()
 	if err != nil {
 		return nil, err

@@ -73,6 +73,31 @@ func TestMothershipUpgradeChains(t *testing.T) {
 	}
 }
 
+// TestMothershipChainsOnlyUpgrade: a ServiceTemplate of a higher chart version left in the cluster (kof-storage-2-1-0
+// after a rollback of kof-mothership to 2.0.0), or of the same version, is never offered an "upgrade" to the current
+// template (regression: the chain offered kof-storage-2-1-0 → kof-storage-2-0-0, a downgrade).
+func TestMothershipChainsOnlyUpgrade(t *testing.T) {
+	at := func(name, version string) *unstructured.Unstructured {
+		st := serviceTemplate(name, "kof-storage", "kof-repo")
+		if err := unstructured.SetNestedField(st.Object, version, "spec", "helm", "chartSpec", "version"); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	res := renderChart(t, renderSpec{chart: "kof-mothership", lookup: []*unstructured.Unstructured{
+		at("kof-storage-2-1-0", "2.1.0"), at("kof-storage-2-0-0-rc1", "2.0.0"), at("kof-storage-1-9-0", "1.9.0"),
+	}})
+	obj := mustGet(t, res, "ServiceTemplateChain", kcmNamespace, "kof-storage-2-0-0")
+	want := []any{
+		map[string]any{"name": "kof-storage-2-0-0"},
+		map[string]any{"name": "kof-storage-1-9-0", "availableUpgrades": []any{
+			map[string]any{"name": "kof-storage-2-0-0", "version": "2.0.0"}}},
+	}
+	if diff := cmp.Diff(want, field(t, obj, "spec", "supportedTemplates")); diff != "" {
+		t.Errorf("ServiceTemplateChain kof-storage-2-0-0 (-want +got):\n%s", diff)
+	}
+}
+
 // TestMothershipKeepsOperatorOwnedData: an upgrade keeps the promxy config Secret and rules ConfigMap that
 // kof-operator wrote, instead of resetting them to the bootstrap content.
 func TestMothershipKeepsOperatorOwnedData(t *testing.T) {

@@ -121,3 +121,29 @@ func TestUmbrellaUserValueWinsOverInjected(t *testing.T) {
 	wantValue(t, res, "kof-mothership", "other.example.com", "global", "registry")
 	wantValue(t, res, "kof-child", "mirror.example.com", "global", "registry")
 }
+
+// TestCollectorsWithManagementMode: kof-collectors.enabled with regionless, M2M or M2R would give the management
+// cluster two owners of the release kof-collectors (the umbrella's HelmRelease and the mode's MultiClusterService);
+// the umbrella refuses each with one message naming both settings (regression: it rendered both).
+func TestCollectorsWithManagementMode(t *testing.T) {
+	fm := func(m map[string]any) map[string]any {
+		return map[string]any{"values": map[string]any{"fromManagement": m}}
+	}
+	for key, vals := range map[string]map[string]any{
+		"regionless.enabled": {"regionless": map[string]any{"enabled": true}},
+		"kof-child.values.fromManagement.toManagementCluster.enabled": {
+			"kof-child": fm(map[string]any{"toManagementCluster": map[string]any{"enabled": true}})},
+		"kof-child.values.fromManagement.toRegionalCluster.name": {
+			"kof-child": fm(map[string]any{"toRegionalCluster": map[string]any{"name": "regional-1"}})},
+	} {
+		t.Run(key, func(t *testing.T) {
+			vals["kof-collectors"] = map[string]any{"enabled": true}
+			msg := renderError(t, renderSpec{chart: "kof", values: vals}).Error()
+			for _, want := range []string{"kof-collectors.enabled and " + key + " are set together", "release owners conflict"} {
+				if strings.Count(msg, want) != 1 {
+					t.Errorf("error %q does not say %q once", msg, want)
+				}
+			}
+		})
+	}
+}

@@ -3,7 +3,7 @@ package clusterdeployment
 import (
 	"context"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +11,7 @@ import (
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -404,6 +405,10 @@ func TestSameNameTwoNamespacesKCMRegion(t *testing.T) {
 			if !strings.Contains(mcs.Spec.ServiceSpec.Services[0].Values, strings.TrimPrefix(ns, "ns-")+".example.com") {
 				return fmt.Errorf("MCS %s does not carry %s's regional data", n, ns)
 			}
+			// The shipped configuration names the chart MCS it waits for (regression: `dependsOn: [""]`).
+			if want := []string{testConfig().RegionalMCS}; !slices.Equal(mcs.Spec.DependsOn, want) || want[0] == "" {
+				return fmt.Errorf("MCS %s dependsOn %q, want %q", n, mcs.Spec.DependsOn, want)
+			}
 			return nil
 		})
 	}
@@ -529,8 +534,10 @@ func TestBadSettingFailsOnlyWhatItConfigures(t *testing.T) {
 	}
 
 	c = condition(t, "ns-a", "badurl-child", func(c metav1.Condition) bool { return c.Reason == kofv1.ReasonInvalidAnnotation })
-	if !strings.Contains(c.Message, kofv1.WriteMetricsEndpointAnnotation) || !strings.Contains(c.Message, `"not a url"`) {
-		t.Errorf("child with a bad write endpoint: %q, want the annotation and value named", c.Message)
+	// The child's form of the mistake gives an example URL as the regional's does (regression: it gave none).
+	if !strings.Contains(c.Message, kofv1.WriteMetricsEndpointAnnotation) || !strings.Contains(c.Message, `"not a url"`) ||
+		!strings.Contains(c.Message, "; for example https://vmauth.regional.example.com/vm/insert/0/prometheus/api/v1/write") {
+		t.Errorf("child with a bad write endpoint: %q, want the annotation, the value and an example", c.Message)
 	}
 	eventually(t, func() error { _, err := getCM("ns-a", names.ChildConfigMap("badurl-child")); return err })
 }
@@ -698,4 +705,48 @@ func TestGoneRegionalViewForgotten(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestMalformedHTTPConfigKeepsLastValid: a regional's `kof-http-config` made malformed after a valid one keeps the
+// valid settings in its ConfigMap and its child's copy (regression: they fell back to the defaults, turning TLS
+// verification back on for a regional with a self-signed certificate), and the condition says so.
+func TestMalformedHTTPConfigKeepsLastValid(t *testing.T) {
+	ctx := context.Background()
+	const valid = `{"dial_timeout":"7s","tls_config":{"insecure_skip_verify":true}}`
+	ann := domainAnn("keephttp.example.com")
+	ann[kofv1.HTTPConfigAnnotation] = valid
+	regional := newCD("ns-a", "keephttp-regional", "regional", "", "", nil, ann)
+	create(t, regional, newCD("ns-a", "keephttp-child", "child", "", "",
+		map[string]string{kofv1.RegionalClusterNameLabel: "keephttp-regional"}, nil))
+	var kept string
+	eventually(t, func() error {
+		data, err := getCM("ns-a", "kof-keephttp-regional")
+		if err != nil || data[discovery.KeyHTTPConfig] == "" {
+			return fmt.Errorf("regional http config %q (err %v), want the valid one", data[discovery.KeyHTTPConfig], err)
+		}
+		kept = data[discovery.KeyHTTPConfig]
+		return nil
+	})
+	eventually(t, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(regional), regional); err != nil {
+			return err
+		}
+		regional.Annotations[kofv1.HTTPConfigAnnotation] = `{"dial_timeout": 5}`
+		return env.Client.Update(ctx, regional)
+	})
+	c := condition(t, "ns-a", "keephttp-regional", func(c metav1.Condition) bool {
+		return c.Reason == kofv1.ReasonInvalidAnnotation
+	})
+	if !strings.Contains(c.Message, "keep the last valid settings") {
+		t.Errorf("regional condition %q does not say the last valid settings are kept", c.Message)
+	}
+	for _, name := range []string{"kof-keephttp-regional", names.ChildConfigMap("keephttp-child")} {
+		eventually(t, func() error {
+			data, err := getCM("ns-a", name)
+			if err != nil || data[discovery.KeyHTTPConfig] != kept {
+				return fmt.Errorf("%s http config %q (err %v), want the last valid %q", name, data[discovery.KeyHTTPConfig], err, kept)
+			}
+			return nil
+		})
+	}
 }

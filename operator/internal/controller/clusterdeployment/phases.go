@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/client"
@@ -74,7 +75,10 @@ func (r *Reconciler) regionalConfigMap(ctx context.Context, s *state) (phase.Out
 	if err != nil {
 		return phase.Outcome{}, err
 	}
-	s.regional = outputs.ForRegional(r.Config, c, viewErr)
+	s.regional, err = r.keepHTTPConfig(ctx, outputs.ForRegional(r.Config, c, viewErr))
+	if err != nil {
+		return phase.Outcome{}, err
+	}
 	if s.regional.Unused {
 		if err := r.deleteOwned(ctx, s.cd, regionalObjects(s.cd)); err != nil {
 			return phase.Outcome{}, err
@@ -94,6 +98,24 @@ func (r *Reconciler) regionalConfigMap(ctx context.Context, s *state) (phase.Out
 		return phase.Outcome{}, err
 	}
 	return problems(s.regional.Problems, "regional ConfigMap "+cm.Name+" is up to date"), nil
+}
+
+// keepHTTPConfig returns reg with the last valid `kof_http_config` of its ConfigMap `kof-<c>` kept when its
+// `kof-http-config` annotation is malformed (outputs.Regional.KeepHTTPConfig); the ConfigMap is read only then. The
+// error is an API failure other than NotFound.
+func (r *Reconciler) keepHTTPConfig(ctx context.Context, reg outputs.Regional) (outputs.Regional, error) {
+	if !reg.HTTPConfigMalformed() {
+		return reg, nil
+	}
+	var cm corev1.ConfigMap
+	key := types.NamespacedName{Namespace: reg.Cluster.Namespace, Name: names.RegionalConfigMap(reg.Cluster.Name)}
+	switch err := r.Client.Get(ctx, key, &cm); {
+	case apierrors.IsNotFound(err):
+		return reg, nil
+	case err != nil:
+		return reg, fmt.Errorf("get configmap %s: %w", key, err)
+	}
+	return reg.KeepHTTPConfig(cm.Data), nil
 }
 
 // regionPropagation keeps the propagation MCSs of a KCM region cluster (outputs.RegionPropagation) and removes them
@@ -219,13 +241,16 @@ func (r *Reconciler) listRegionals(ctx context.Context) ([]outputs.Regional, err
 		if tpl != nil {
 			tplVersion = tpl.ResourceVersion
 		}
-		if reg, ok := r.views.get(cd, tplVersion); ok {
-			out = append(out, reg)
-			continue
+		reg, ok := r.views.get(cd, tplVersion)
+		if !ok {
+			c, viewErr := discovery.FromClusterDeployment(cd, tpl)
+			reg = outputs.ForRegional(r.Config, c, viewErr)
+			r.views.put(cd, tplVersion, reg)
 		}
-		c, viewErr := discovery.FromClusterDeployment(cd, tpl)
-		reg := outputs.ForRegional(r.Config, c, viewErr)
-		r.views.put(cd, tplVersion, reg)
+		reg, err := r.keepHTTPConfig(ctx, reg)
+		if err != nil {
+			return nil, err
+		}
 		out = append(out, reg)
 	}
 	return out, nil

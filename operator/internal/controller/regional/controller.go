@@ -138,13 +138,25 @@ func Configured(outcomes []phase.Outcome) metav1.Condition {
 }
 
 // parse reads the ConfigMap (outputs.ParseRegionalConfigMap): unusable data stops the reconcile until the
-// ConfigMap changes; a malformed http config is reported and its default used.
-func (r *Reconciler) parse(_ context.Context, s *state) (phase.Outcome, error) {
+// ConfigMap changes; a malformed http config is reported and the last valid settings, those of the existing
+// PromxyServerGroup, are kept (the defaults when there is none).
+func (r *Reconciler) parse(ctx context.Context, s *state) (phase.Outcome, error) {
 	in, ignored, err := outputs.ParseRegionalConfigMap(s.cm)
-	s.in = in
 	if err != nil {
+		s.in = in
 		return phase.Invalid(kofv1.ReasonInvalidRegionalConfig, err.Error()), nil
 	}
+	if in.HTTPMalformed {
+		var psg kofv1.PromxyServerGroup
+		key := types.NamespacedName{Namespace: in.Namespace, Name: names.PromxyServerGroup(in.Namespace, in.Cluster)}
+		switch err := r.Client.Get(ctx, key, &psg); {
+		case err == nil:
+			in.HTTP = psg.Spec.HTTPClient
+		case !apierrors.IsNotFound(err):
+			return phase.Outcome{}, fmt.Errorf("get promxyservergroup %s: %w", key, err)
+		}
+	}
+	s.in = in
 	if len(ignored) > 0 {
 		msgs := make([]string, len(ignored))
 		for i, e := range ignored {

@@ -44,7 +44,7 @@ func TestRegionless(t *testing.T) {
 	if diff := cmp.Diff(want, psg.Spec); diff != "" {
 		t.Errorf("regionless PromxyServerGroup (-want +got):\n%s", diff)
 	}
-	if psg.Labels[kofv1.SecretNameLabel] != "kof-mothership-promxy-config" {
+	if psg.Labels[kofv1.SecretNameLabel] != testConfig().PromxySecretName {
 		t.Errorf("secret-name label = %q", psg.Labels[kofv1.SecretNameLabel])
 	}
 	for kind, w := range map[names.StorageKind]struct{ addr, ck, cn string }{
@@ -340,5 +340,47 @@ func TestRegionlessConfigMapGoesInRegionalMode(t *testing.T) {
 			}
 			return goneOrOrphaned(o)
 		})
+	}
+}
+
+// TestMalformedHTTPConfigKeepsLastValid: a kof_http_config made malformed after a valid one leaves the
+// PromxyServerGroup with the valid settings (regression: promxy went back to the default HTTP client, TLS
+// verification on again).
+func TestMalformedHTTPConfigKeepsLastValid(t *testing.T) {
+	ctx := context.Background()
+	cm := regionalCM(t, "ns2", "r-keephttp", nil, map[string]string{kofv1.RegionalDomainAnnotation: "keep.example.com"})
+	cm.Data[discovery.KeyHTTPConfig] = `{"dial_timeout":"7s","tls_config":{"insecure_skip_verify":true}}`
+	if err := env.Client.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	psg := psgOf("ns2", "r-keephttp")
+	eventually(t, func() error {
+		if err := get(psg); err != nil {
+			return err
+		}
+		if psg.Spec.HTTPClient.DialTimeout != "7s" {
+			return fmt.Errorf("dial_timeout %q, want 7s", psg.Spec.HTTPClient.DialTimeout)
+		}
+		return nil
+	})
+	eventually(t, func() error {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+			return err
+		}
+		cm.Data[discovery.KeyHTTPConfig] = `{"dial_timeout": 5}`
+		return env.Client.Update(ctx, cm)
+	})
+	eventually(t, func() error {
+		c, ok := rec.mem().Condition(client.ObjectKeyFromObject(cm))
+		if !ok || c.Reason != kofv1.ReasonInvalidRegionalConfig || !strings.Contains(c.Message, "last valid settings") {
+			return fmt.Errorf("condition = %+v, want InvalidRegionalConfig saying the last valid settings are kept", c)
+		}
+		return nil
+	})
+	if err := get(psg); err != nil {
+		t.Fatal(err)
+	}
+	if psg.Spec.HTTPClient.DialTimeout != "7s" || !psg.Spec.HTTPClient.TLSConfig.InsecureSkipVerify {
+		t.Errorf("PromxyServerGroup http_client = %+v after a malformed config, want the last valid one", psg.Spec.HTTPClient)
 	}
 }
