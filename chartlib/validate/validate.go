@@ -14,6 +14,14 @@
 // spec.clusterSelector; service dependsOn entries of a MultiClusterService or ClusterDeployment name services of
 // the same object and form no cycle; MultiClusterService spec.dependsOn forms no cycle among the rendered MCSs.
 //
+// Names (names.go), as the API server validates them (k8s.io/apimachinery/pkg/api/validation and
+// pkg/util/validation): metadata.name by the rule of its kind (a DNS-1123 subdomain; Namespace a DNS-1123 label,
+// Service a DNS-1035 label), metadata.namespace, metadata.labels and metadata.annotations, the labels of nested
+// metadata (Pod and volume claim templates), the fields that name other objects (storageClassName, secretName,
+// serviceAccountName, gatewayClassName, priorityClassName, claimName) and the name and namespace of references
+// (Secret and ConfigMap references, issuerRef, Gateway API parentRefs and backendRefs), and the data keys of
+// ConfigMaps and Secrets. Values holding a template expression (`{{`) are left to the layer that fills them in.
+//
 // All findings are collected and returned at once, in the set's order; none stops the check.
 package validate
 
@@ -100,6 +108,9 @@ func (v *Validator) Object(o manifest.Object) []Finding {
 	}
 	if o.GetName() == "" && o.GetGenerateName() == "" {
 		add("metadata.name", "required; set a name")
+	}
+	for _, p := range append(metadataProblems(o), fieldProblems(o)...) {
+		add(p.path, "%s", p.msg)
 	}
 	gvk := o.GroupVersionKind()
 	if !v.Scheme.Recognizes(gvk) {

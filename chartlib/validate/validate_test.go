@@ -278,3 +278,82 @@ func TestVictoriaMetricsKindsRejectUnknownSpecFields(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesAsTheAPIServerValidatesThem: names the API server rejects are findings at their path with apimachinery's
+// message: a Gateway named `Not A Name`, a volume claim template's storageClassName `Fast_Class!`, an HTTPRoute
+// solver's parentRef, an issuerRef, a secretKeyRef, labels and a ConfigMap key; templated names are left alone.
+func TestNamesAsTheAPIServerValidatesThem(t *testing.T) {
+	fs := validator(t).Set(parse(t, `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: Not A Name, namespace: kof, labels: {"bad key!": x}}
+spec:
+  gatewayClassName: eg
+  listeners: [{name: http, port: 80, protocol: HTTP}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s, namespace: kof}
+spec:
+  selector: {matchLabels: {a: b}}
+  serviceName: s
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      containers:
+        - name: c
+          image: i
+          env:
+            - name: P
+              valueFrom: {secretKeyRef: {name: My_Secret, key: password}}
+  volumeClaimTemplates:
+    - metadata: {name: data}
+      spec: {storageClassName: Fast_Class!, accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+---
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: letsencrypt}
+spec:
+  acme:
+    server: https://acme.example.com/directory
+    email: admin@example.com
+    privateKeySecretRef: {name: "{{ .Cluster.metadata.name }}-key"}
+    solvers:
+      - http01:
+          gatewayHTTPRoute:
+            parentRefs: [{name: Not A Name, namespace: kof, kind: Gateway}]
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: c, namespace: kof}
+spec:
+  secretName: c-tls
+  dnsNames: [a.example.com]
+  issuerRef: {name: Bad Issuer, kind: ClusterIssuer}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm, namespace: kof}
+data: {"ok.yaml": "", "not/ok": ""}
+`))
+	got := map[string]string{}
+	for _, f := range fs {
+		got[f.Object.Kind+" "+f.Path] = f.Message
+	}
+	for path, want := range map[string]string{
+		"Gateway metadata.name":   `Invalid value "Not A Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters`,
+		"Gateway metadata.labels": `name part must consist of alphanumeric characters`,
+		"StatefulSet spec.volumeClaimTemplates[0].spec.storageClassName":                  `Invalid value "Fast_Class!": a lowercase RFC 1123 subdomain`,
+		"StatefulSet spec.template.spec.containers[0].env[0].valueFrom.secretKeyRef.name": `Invalid value "My_Secret"`,
+		"ClusterIssuer spec.acme.solvers[0].http01.gatewayHTTPRoute.parentRefs[0].name":   `Invalid value "Not A Name"`,
+		"Certificate spec.issuerRef.name":                                                 `Invalid value "Bad Issuer"`,
+		"ConfigMap data[not/ok]":                                                          `a valid config key must consist of alphanumeric characters`,
+	} {
+		if !strings.Contains(got[path], want) {
+			t.Errorf("%s: finding %q, want one containing %q", path, got[path], want)
+		}
+	}
+	if len(got) != 7 {
+		t.Errorf("findings at %d paths, want 7:\n%v", len(got), fs)
+	}
+}
