@@ -19,9 +19,9 @@ import (
 const abortWait = 15 * time.Second
 
 // Upload is one object written in pieces of unknown total size: an io.Writer whose bytes become the object only at
-// Commit. It holds at most two parts in memory (one filling, one on the wire), and a small file only its size. Up to PartSize bytes it is a single
+// Commit. It holds at most one part in memory, and a small file only its size. Up to PartSize bytes it is a single
 // PutObject at Commit, so a small or empty file never starts a multipart upload; past that it is a multipart upload
-// whose parts are sent while the next one fills, completed by Commit with the write condition and aborted by Abort.
+// whose parts are sent as they fill, completed by Commit with the write condition and aborted by Abort.
 // Every multipart upload a Bucket starts stays registered until it is completed or aborted, so AbortAll can abort
 // whatever a cancelled run left open (the one action it needs is s3:AbortMultipartUpload).
 //
@@ -34,13 +34,12 @@ type Upload struct {
 	key         string
 	contentType string
 
-	buf      []byte
-	id       string // multipart upload id, "" until the first part is sent
-	parts    []minio.CompletePart
-	size     int64
-	inflight chan error // result of the part on the wire, nil when none
-	err      error      // first error; every later call returns it
-	closed   bool
+	buf    []byte
+	id     string // multipart upload id, "" until the first part is sent
+	parts  []minio.CompletePart
+	size   int64
+	err    error // first error; every later call returns it
+	closed bool
 }
 
 // uploads is the set of a Bucket's multipart uploads neither completed nor aborted.
@@ -110,7 +109,7 @@ func (u *Upload) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// sendPart waits for the part on the wire, then sends the buffered bytes as the next part in the background.
+// sendPart sends the buffered bytes as the next part (starting the multipart upload first when none is open).
 func (u *Upload) sendPart() error {
 	if err := u.wait(); err != nil {
 		return err
@@ -128,35 +127,22 @@ func (u *Upload) sendPart() error {
 		u.id = id
 		u.b.live.add(u)
 	}
-	data := u.buf
-	u.buf = nil // the sent part's buffer is the HTTP body until the part is acknowledged
 	number := len(u.parts) + 1
-	u.parts = append(u.parts, minio.CompletePart{PartNumber: number})
-	done := make(chan error, 1)
-	u.inflight = done
-	go func() {
-		part, err := minio.Core{Client: u.b.client}.PutObjectPart(u.ctx, u.b.name, u.key, u.id, number,
-			bytes.NewReader(data), int64(len(data)), minio.PutObjectPartOptions{})
-		if err == nil {
-			u.parts[number-1].ETag = part.ETag
-		}
-		done <- err
-	}()
+	// Sent in place, and the buffer kept for the next part: one part's memory however large the file (two would
+	// let the encoder run ahead, but double the resident memory of a large hour for little gain on a near server).
+	part, err := minio.Core{Client: u.b.client}.PutObjectPart(u.ctx, u.b.name, u.key, u.id, number,
+		bytes.NewReader(u.buf), int64(len(u.buf)), minio.PutObjectPartOptions{})
+	if err != nil {
+		u.err = u.b.fail(fmt.Sprintf("PUT part %d of", number), u.key, err)
+		return u.err
+	}
+	u.parts = append(u.parts, minio.CompletePart{PartNumber: number, ETag: part.ETag})
+	u.buf = u.buf[:0]
 	return nil
 }
 
-// wait waits for the part on the wire, if any.
-func (u *Upload) wait() error {
-	if u.inflight == nil {
-		return u.err
-	}
-	err := <-u.inflight
-	u.inflight = nil
-	if err != nil && u.err == nil {
-		u.err = u.b.fail(fmt.Sprintf("PUT part %d of", len(u.parts)), u.key, err)
-	}
-	return u.err
-}
+// wait returns the upload's first error.
+func (u *Upload) wait() error { return u.err }
 
 // Commit makes the written bytes the object at key under cond and returns it: one conditional PutObject when no
 // part was sent, else the last part and a conditional CompleteMultipartUpload. A failed condition is an error

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,7 +91,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 				cmd.Env = []string{
 					"SOURCES=metrics", "METRICS_URL=" + vm.URL, "S3_BUCKET=bench", "S3_ENDPOINT=" + minio.URL,
 					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + user.AccessKey, "S3_SECRET_KEY=" + user.SecretKey,
-					fmt.Sprintf("S3_PREFIX=bench-%s-%d", sz.name, i), "CATCH_UP_HOURS=1",
+					fmt.Sprintf("S3_PREFIX=bench-%s-%d", sz.name, benchRuns.Add(1)), "CATCH_UP_HOURS=1",
 					fmt.Sprintf("WINDOW_DELAY=%dh", sz.hoursBack-1),
 				}
 				var logs strings.Builder
@@ -140,6 +141,10 @@ func BenchmarkExportMetrics(b *testing.B) {
 		}
 	}
 }
+
+// benchRuns numbers the exporter runs of the benchmark, so that each writes its own prefix (the testing package
+// calls a sub-benchmark more than once, with growing b.N).
+var benchRuns atomic.Int64
 
 // best returns the shorter of two durations, ignoring a zero first one.
 func best(cur, d time.Duration) time.Duration {
