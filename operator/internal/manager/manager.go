@@ -1,8 +1,8 @@
 // Package manager holds what the kof-operator's manager is made of, besides the cache options of
 // operator/internal/cacheconfig: the GC percent, the REST mapper, the API client limits, the controller options
-// (workers per controller) and the registration of every controller and runnable. cmd/kof-operator and the
-// scale benchmark (operator/internal/scale) both build the operator from it, so the benchmark measures the operator
-// as it ships.
+// (workers per controller) and the registration of every controller and runnable. The program (package operator,
+// operator.RunWith) builds the operator from it; the scale benchmark (operator/internal/scale) runs that program
+// with the chart's args and env, so it measures the operator as it ships.
 package manager
 
 import (

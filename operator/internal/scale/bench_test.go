@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -20,7 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
-	"kof.dev/kof/operator/internal/manager"
+	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/controller/vmstorageconnection"
 	"kof.dev/kof/operator/outputs"
 	"kof.dev/kof/operator/ownership"
 	"kof.dev/kof/operator/vmapi"
@@ -50,10 +52,21 @@ func BenchmarkFleetLarge(b *testing.B) {
 	benchmarkFleet(b, 20, nc)
 }
 
-// benchmarkFleet measures, on one control plane and in one run, the operator (its own process, manager.DefaultWorkers
-// workers per controller) from the first create of nr regional and nc child ClusterDeployments to steady state,
-// then the floor: a client that creates the same fleet and server-side applies exactly the objects
-// outputs.Compute says the operator writes for it, with as many parallel appliers as the operator has workers.
+// BenchmarkFleet10kBy20 is BenchmarkFleet at 20 regional and 10,000 child ClusterDeployments (500 children per
+// regional).
+func BenchmarkFleet10kBy20(b *testing.B) { benchmarkFleet(b, 20, 10000) }
+
+// BenchmarkFleet10kBy100 is BenchmarkFleet at 100 regional and 10,000 child ClusterDeployments, the size docs/ha.md
+// sizes the operator for.
+func BenchmarkFleet10kBy100(b *testing.B) { benchmarkFleet(b, 100, 10000) }
+
+// benchmarkFleet measures, on one control plane and in one run, the operator as kof-mothership ships it (its own
+// process run by operator.RunWith with the chart's default args and env: workers, client limits, GC percent,
+// leader election; shippedOperator) from the first create of nr regional and nc child ClusterDeployments, next to
+// the chart's VLClusters and VTCluster in the release namespace, to steady state, then the floor: a client that
+// creates the same fleet and server-side applies exactly the objects the operator writes for it (outputs.Compute,
+// plus the storage nodes of each storage cluster and one credentials copy per regional: storageObjects), with as
+// many parallel appliers as the operator has workers.
 // It reports time / floor, the operator's API writes per desired object (events apart), its reads that bypass the
 // cache (GETs; LISTs including each informer's first one), writes after a no-op touch of every child, the
 // kube-apiserver and etcd CPU seconds of each side, the operator's CPU seconds and memory (peak RSS with the mapped
@@ -125,12 +138,22 @@ func summary(unit string, vals []float64) float64 {
 // fleetRound measures one round (the package documentation of benchmarkFleet) in namespaces named after id and
 // returns its metrics by unit.
 func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, id string) (map[string]float64, error) {
-	workers := manager.DefaultWorkers
-	ns := "op-" + id
-	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	// The release namespace is not the fleet's, as on a management cluster (kof and kcm-system): the regionals'
+	// credentials are copied into it for the storage clusters.
+	rel, ns := "kof-"+id, "op-"+id
+	sh, err := shippedOperator(rel, ns)
+	if err != nil {
 		return nil, err
 	}
-	p, err := startProcess(workers, ns)
+	for _, n := range []string{rel, ns} {
+		if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}); err != nil {
+			return nil, err
+		}
+	}
+	if err := storageClusters(ctx, sh.cfg); err != nil {
+		return nil, err
+	}
+	p, err := startProcess(sh)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +165,7 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 		p.stop()
 		return nil, err
 	}
-	last, err := steadyProcess(ctx, p, ns, nr, nc, 3*time.Second)
+	last, err := steadyProcess(ctx, p, sh.cfg, ns, nr, nc, 3*time.Second)
 	if err != nil {
 		p.stop()
 		return nil, err
@@ -163,9 +186,16 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 
 	waitProfile()
 	waitProfile = profileAPIServer(fmt.Sprintf("apiserver-floor-%d.pprof", nc), 7)
+	if err := env.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "floorkof-" + id}}); err != nil {
+		return nil, err
+	}
 	f0 := meter.sample()
 	fstart := time.Now()
-	desired, err := floor(ctx, "floor-"+id, nr, nc, workers)
+	fsh, err := shippedOperator("floorkof-"+id, "floor-"+id)
+	if err != nil {
+		return nil, err
+	}
+	desired, err := floor(ctx, fsh.cfg, "floor-"+id, nr, nc, sh.flags.Workers)
 	if err != nil {
 		return nil, err
 	}
@@ -173,8 +203,8 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 	f1 := meter.sample()
 	waitProfile()
 	// MultiClusterServices are cluster-scoped: the next round's operator would cache this round's.
-	if err := env.Client.DeleteAllOf(ctx, &kcmv1.MultiClusterService{}); err != nil {
-		return nil, fmt.Errorf("delete the round's MultiClusterServices: %w", err)
+	if err := deleteMultiClusterServices(ctx); err != nil {
+		return nil, err
 	}
 
 	opAPI, floorAPI := cpu1[0]-cpu0[0], f1[0]-f0[0]
@@ -201,16 +231,37 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 	}, nil
 }
 
-// steadyProcess waits until ns holds the VMUsers of nr admins and nc children and the operator process made no
-// write for quiet; it returns when the last write was seen (settle).
-func steadyProcess(ctx context.Context, p *process, ns string, nr, nc int, quiet time.Duration) (time.Time, error) {
-	return settle(ctx, p.counts.writes.Load, p.exited, ns, nr, nc, quiet, 100*time.Millisecond)
+// deleteMultiClusterServices deletes every MultiClusterService and waits until none is left. A delete of 20,000
+// (a round at 10,000 children) outlasts the API server's request timeout while the server goes on deleting, so a
+// failed delete is retried until the list is empty or 10 minutes have passed.
+func deleteMultiClusterServices(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		err := env.Client.DeleteAllOf(ctx, &kcmv1.MultiClusterService{})
+		var left kcmv1.MultiClusterServiceList
+		lerr := env.Client.List(ctx, &left, client.Limit(1))
+		if err == nil && lerr == nil && len(left.Items) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("delete the round's MultiClusterServices: still there after 10 minutes (delete: %v, list: %v)", err, lerr)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
-// settle polls every poll until ns holds the VMUsers of nr admins and nc children and writes() has not changed for
-// quiet, and returns when it last changed. A failed list is pending (the API server is busy during a burst); the
-// end of exited (nil: never) fails at once; the 20-minute timeout names the last counts or list error.
-func settle(ctx context.Context, writes func() int64, exited <-chan struct{}, ns string, nr, nc int,
+// steadyProcess waits until ns holds the VMUsers of nr admins and nc children, the release namespace of cfg the
+// credentials copies of the nr regionals, and the operator process made no write for quiet; it returns when the
+// last write was seen (settle).
+func steadyProcess(ctx context.Context, p *process, cfg config.Config, ns string, nr, nc int, quiet time.Duration) (time.Time, error) {
+	return settle(ctx, p.counts.writes.Load, p.exited, cfg.ReleaseNamespace, ns, nr, nc, quiet, 100*time.Millisecond)
+}
+
+// settle polls every poll until ns holds the VMUsers of nr admins and nc children (and, when rel is set, rel holds
+// nr credentials copies) and writes() has not changed for quiet, and returns when it last changed. A failed list is
+// pending (the API server is busy during a burst); the end of exited (nil: never) fails at once; the 20-minute
+// timeout names the last counts or list error.
+func settle(ctx context.Context, writes func() int64, exited <-chan struct{}, rel, ns string, nr, nc int,
 	quiet, poll time.Duration) (time.Time, error) {
 	deadline := time.Now().Add(20 * time.Minute)
 	last, lastChange := writes(), time.Now()
@@ -238,8 +289,23 @@ func settle(ctx context.Context, writes func() int64, exited <-chan struct{}, ns
 			note = "list regional ConfigMaps: " + err.Error()
 			continue
 		}
-		note = fmt.Sprintf("%d of %d VMUsers, %d of %d regional ConfigMaps", len(users.Items), nr+nc, len(cms.Items), nc)
-		if len(users.Items) == nr+nc && len(cms.Items) == nc {
+		copies := nr
+		if rel != "" {
+			var secrets corev1.SecretList
+			if err := env.Client.List(ctx, &secrets, client.InNamespace(rel), client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+				note = "list credentials copies: " + err.Error()
+				continue
+			}
+			copies = 0
+			for _, s := range secrets.Items {
+				if strings.HasPrefix(s.Annotations[kofv1.SourceSecretAnnotation], ns+"/") {
+					copies++
+				}
+			}
+		}
+		note = fmt.Sprintf("%d of %d VMUsers, %d of %d regional ConfigMaps, %d of %d credentials copies",
+			len(users.Items), nr+nc, len(cms.Items), nc, copies, nr)
+		if len(users.Items) == nr+nc && len(cms.Items) == nc && copies == nr {
 			return lastChange, nil
 		}
 	}
@@ -271,16 +337,21 @@ func touch(ctx context.Context, p *process, ns string, nc int) (int64, error) {
 	return last - before, nil
 }
 
-// floor creates the fleet of nr regionals and nc children in ns like fleet, then server-side applies every object
-// outputs.Compute gives for it with workers parallel appliers, and returns the number of those objects.
-func floor(ctx context.Context, ns string, nr, nc, workers int) (int, error) {
+// floor creates the fleet of nr regionals and nc children in ns like fleet, and the storage clusters of cfg, then
+// server-side applies every object the operator writes for it (desiredObjects) with workers parallel appliers, and
+// returns the number of those objects.
+func floor(ctx context.Context, cfg config.Config, ns string, nr, nc, workers int) (int, error) {
+	if err := storageClusters(ctx, cfg); err != nil {
+		return 0, err
+	}
 	if err := fleet(ctx, ns, nr, nc); err != nil {
 		return 0, err
 	}
-	objs, err := desiredObjects(ctx, ns)
+	objs, err := desiredObjects(ctx, cfg, ns)
 	if err != nil {
 		return 0, err
 	}
+	objs = append(objs, storageObjects(cfg, objs)...)
 	var wg sync.WaitGroup
 	errs := make(chan error, len(objs))
 	work := make(chan *unstructured.Unstructured)
@@ -305,9 +376,9 @@ func floor(ctx context.Context, ns string, nr, nc, workers int) (int, error) {
 	return len(objs), <-errs
 }
 
-// desiredObjects returns outputs.Compute of the ClusterDeployments and ClusterTemplates in ns, as unstructured
-// objects ready to apply.
-func desiredObjects(ctx context.Context, ns string) ([]*unstructured.Unstructured, error) {
+// desiredObjects returns outputs.Compute (with cfg) of the ClusterDeployments and ClusterTemplates in ns, as
+// unstructured objects ready to apply.
+func desiredObjects(ctx context.Context, cfg config.Config, ns string) ([]*unstructured.Unstructured, error) {
 	var cds kcmv1.ClusterDeploymentList
 	if err := env.Client.List(ctx, &cds, client.InNamespace(ns)); err != nil {
 		return nil, err
@@ -316,18 +387,75 @@ func desiredObjects(ctx context.Context, ns string) ([]*unstructured.Unstructure
 	if err := env.Client.List(ctx, &tpls, client.InNamespace(ns)); err != nil {
 		return nil, err
 	}
-	out := outputs.Compute(outputs.Input{Config: testConfig(), ClusterDeployments: cds.Items,
+	out := outputs.Compute(outputs.Input{Config: cfg, ClusterDeployments: cds.Items,
 		ClusterTemplates: tpls.Items, Password: "floor-password-0123456789"})
 	objs := make([]*unstructured.Unstructured, 0, len(out.Objects))
 	for _, o := range out.Objects {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.Object)
+		u, err := toUnstructured(o.Object)
 		if err != nil {
-			return nil, fmt.Errorf("convert %s: %w", o.GetName(), err)
+			return nil, err
 		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
-		ownership.Prune(u.Object)
 		objs = append(objs, u)
 	}
 	return objs, nil
+}
+
+// toUnstructured returns o as an unstructured object with its kind, without the fields an apply must not carry
+// (ownership.Prune).
+func toUnstructured(o client.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return nil, fmt.Errorf("convert %s: %w", o.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+	ownership.Prune(u.Object)
+	return u, nil
+}
+
+// storageObjects returns what the VMStorageConnection controller writes for the VMStorageConnections among objs, at
+// the least: each storage cluster of cfg once with every node (vmstorageconnection.DesiredFor and ClusterApply),
+// and one copy in the release namespace of each credentials Secret they reference (vmstorageconnection.CopyOf of
+// that Secret among objs).
+func storageObjects(cfg config.Config, objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	secrets := map[string]*unstructured.Unstructured{}
+	byCluster := map[[2]string][]kofv1.VMStorageConnection{}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "Secret":
+			secrets[u.GetNamespace()+"/"+u.GetName()] = u
+		case "VMStorageConnection":
+			var c kofv1.VMStorageConnection
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &c) == nil {
+				k := [2]string{c.Spec.ClusterRef.Kind, c.Spec.ClusterRef.Name}
+				byCluster[k] = append(byCluster[k], c)
+			}
+		}
+	}
+	var out []*unstructured.Unstructured
+	copied := map[string]bool{}
+	for _, k := range slices.SortedFunc(maps.Keys(byCluster), func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) }) {
+		conns := byCluster[k]
+		slices.SortFunc(conns, func(a, b kofv1.VMStorageConnection) int {
+			return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		})
+		d := vmstorageconnection.DesiredFor(conns, func(c *kofv1.VMStorageConnection) string { return c.Spec.TargetStorageNode.Secret.Name })
+		out = append(out, vmstorageconnection.ClusterApply(k[0], cfg.ReleaseNamespace, k[1], d.Secrets, d))
+		for _, c := range conns {
+			src := secrets[c.Namespace+"/"+c.Spec.TargetStorageNode.Secret.Name]
+			if src == nil || copied[src.GetNamespace()+"/"+src.GetName()] || c.Namespace == cfg.ReleaseNamespace {
+				continue
+			}
+			copied[src.GetNamespace()+"/"+src.GetName()] = true
+			var s corev1.Secret
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(src.Object, &s) != nil {
+				continue
+			}
+			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(vmstorageconnection.CopyOf(&s, cfg.ReleaseNamespace))
+			if err == nil {
+				out = append(out, &unstructured.Unstructured{Object: m})
+			}
+		}
+	}
+	return out
 }

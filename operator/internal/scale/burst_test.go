@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/outputs"
 	"kof.dev/kof/operator/vmapi"
@@ -36,7 +37,14 @@ func TestBurstEqualsSlowSequence(t *testing.T) {
 	}
 	const nr = 5
 	ctx := context.Background()
-	p, err := startProcess(4, "burst", "slow")
+	sh, err := shippedOperator(testConfig().ReleaseNamespace, "burst", "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := storageClusters(ctx, sh.cfg); err != nil {
+		t.Fatal(err)
+	}
+	p, err := startProcess(sh)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,12 +56,12 @@ func TestBurstEqualsSlowSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ns := range []string{"burst", "slow"} {
-		if _, err := steadyProcess(ctx, p, ns, nr, nc, 3*time.Second); err != nil {
+		if _, err := settle(ctx, p.counts.writes.Load, p.exited, "", ns, nr, nc, 3*time.Second, 100*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, ns := range []string{"burst", "slow"} {
-		if problems := compareWithCompute(ctx, ns); len(problems) > 0 {
+		if problems := compareWithCompute(ctx, sh.cfg, ns); len(problems) > 0 {
 			t.Errorf("namespace %s: %d objects differ from outputs.Compute, first: %v", ns, len(problems), problems[0])
 		}
 	}
@@ -90,8 +98,8 @@ func slowFleet(ctx context.Context, ns string, nr, nc int) error {
 // compareWithCompute returns a problem for every object of outputs.Compute for namespace ns that is missing or has a
 // desired field with another value (a Secret's password is only required to be set), and for every object labelled
 // managed-by kof-operator in ns of a kind Compute gives that Compute does not give.
-func compareWithCompute(ctx context.Context, ns string) []string {
-	objs, err := desiredObjects(ctx, ns)
+func compareWithCompute(ctx context.Context, cfg config.Config, ns string) []string {
+	objs, err := desiredObjects(ctx, cfg, ns)
 	if err != nil {
 		return []string{err.Error()}
 	}

@@ -2,15 +2,13 @@ package scale
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
-	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,244 +16,171 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
 
 	"kof.dev/kof/internal/proc"
-	"kof.dev/kof/operator/internal/cacheconfig"
-	"kof.dev/kof/operator/internal/manager"
-	"kof.dev/kof/operator/internal/scheme"
+	kofoperator "kof.dev/kof/operator"
+	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/testenv"
 )
 
-// Environment of the operator process the benchmark starts from its own test binary.
+// countedPackage is the operator program the benchmark runs: kof-operator with its API requests counted.
+const countedPackage = "./operator/internal/scale/counted"
+
+// Environment of the benchmark.
 const (
-	envOperatorKubeconfig = "KOF_SCALE_OPERATOR_KUBECONFIG"
-	envOperatorWorkers    = "KOF_SCALE_OPERATOR_WORKERS"
-	// envOperatorNamespaces is the operator's watch scope (KOF_WATCH_NAMESPACES): the fleets it is measured on, so
-	// that fleets left by earlier benchmarks on the same control plane are neither cached nor reconciled.
-	envOperatorNamespaces = "KOF_SCALE_OPERATOR_NAMESPACES"
-	// envProfileDir, when set, makes the operator process write cpu.pprof (its whole life) and heap.pprof (when it
-	// stops) there: `KOF_SCALE_PROFILE_DIR=/tmp/p go test -bench FleetLarge ...`, then `go tool pprof`.
+	// envProfileDir, when set, makes the operator process write cpu.pprof (its whole life), heap-peak.pprof and
+	// heap.pprof (when it stops) there, and the benchmark kube-apiserver profiles:
+	// `KOF_SCALE_PROFILE_DIR=/tmp/p go test -bench FleetLarge ...`, then `go tool pprof`.
 	envProfileDir = "KOF_SCALE_PROFILE_DIR"
 	// envGCPercent, when set, is the operator process's --gc-percent instead of manager.DefaultGCPercent, to measure
 	// another setting.
 	envGCPercent = "KOF_SCALE_GC_PERCENT"
 )
 
-// apiCounts are the API requests of one process by class.
-type apiCounts struct {
-	writes, events, gets, lists atomic.Int64
-	// byResource counts the writes per "<method> <resource>" (*atomic.Int64 values).
-	byResource sync.Map
+// shipped is the operator as kof-mothership ships it, for one release namespace and the fleets it watches.
+type shipped struct {
+	// env and args are the kof-operator container's environment (`NAME=value`) and arguments, leader election
+	// included, for a local process (the metrics and health listeners off).
+	env, args []string
+	// flags are args parsed by the operator's own flags (workers, client limits, GC percent).
+	flags *kofoperator.Flags
+	// cfg is the configuration env gives the operator (config.Load).
+	cfg config.Config
 }
 
-// addWrite counts a write of method to the resource of path.
-func (c *apiCounts) addWrite(method, path string) {
-	c.writes.Add(1)
-	n, _ := c.byResource.LoadOrStore(method+" "+resourceOf(path), &atomic.Int64{})
-	n.(*atomic.Int64).Add(1)
-}
+// chartGolden is the kof-mothership render with its defaults (`defaults.yaml`) that tests/charts/mgmt keeps equal
+// to the chart (`go test ./tests/charts/mgmt -update` rewrites it; make verify fails on drift): the index names each
+// scenario's objects, each object is a file of objects/.
+const chartGolden = "tests/charts/mgmt/testdata/golden"
 
-// requestCounter sorts the requests of a process into apiCounts: events (any request under /events), watches
-// (ignored: they are the informers' streams), GETs of one object and LISTs (reads that bypass the cache, apart from
-// each informer's initial LIST), and writes (every other method).
-type requestCounter struct {
-	next   http.RoundTripper
-	counts *apiCounts
-}
-
-func (c requestCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	switch {
-	case strings.Contains(req.URL.Path, "/events"):
-		c.counts.events.Add(1)
-	case req.Method != http.MethodGet:
-		c.counts.addWrite(req.Method, req.URL.Path)
-	case req.URL.Query().Get("watch") == "true":
-	case isCollection(req.URL.Path):
-		c.counts.lists.Add(1)
-	default:
-		c.counts.gets.Add(1)
+// shippedOperator returns the kof-operator container of the kof-mothership Deployment as the chart renders it with
+// its defaults (chartGolden), for a process in release namespace release that watches fleets: the two settings an
+// install chooses, RELEASE_NAMESPACE (the release's namespace) and KOF_WATCH_NAMESPACES (the value
+// operator.watchNamespaces, so that the fleets earlier rounds left on the control plane are neither cached nor
+// reconciled), are set to those; every other arg and variable is the chart's, but the metrics and health listeners
+// (`=0`: processes share the loopback). It returns an error naming the file or the variable it cannot use.
+func shippedOperator(release string, fleets ...string) (shipped, error) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		return shipped{}, err
 	}
-	return c.next.RoundTrip(req)
+	dep, err := chartOperatorDeployment(filepath.Join(root, chartGolden))
+	if err != nil {
+		return shipped{}, err
+	}
+	var sh shipped
+	for _, c := range dep.Spec.Template.Spec.Containers {
+		if c.Name != kofv1.OperatorContainer {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom != nil {
+				return shipped{}, fmt.Errorf("%s: env %s is not a value; the benchmark reproduces values only", chartGolden, e.Name)
+			}
+			v := e.Value
+			switch e.Name {
+			case config.EnvReleaseNamespace:
+				v = release
+			case config.EnvWatchNamespaces:
+				v = strings.Join(fleets, ",")
+			}
+			sh.env = append(sh.env, e.Name+"="+v)
+		}
+		for _, a := range c.Args {
+			if name, _, ok := strings.Cut(a, "="); ok && strings.HasSuffix(name, "-bind-address") {
+				a = name + "=0"
+			}
+			sh.args = append(sh.args, a)
+		}
+	}
+	if sh.args == nil {
+		return shipped{}, fmt.Errorf("%s: the operator Deployment has no container %q with args", chartGolden, kofv1.OperatorContainer)
+	}
+	fs := flag.NewFlagSet("kof-operator", flag.ContinueOnError)
+	sh.flags = kofoperator.BindFlags(fs)
+	if err := fs.Parse(sh.args); err != nil {
+		return shipped{}, fmt.Errorf("the chart's kof-operator args %v: %w", sh.args, err)
+	}
+	vars := map[string]string{}
+	for _, kv := range sh.env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	if sh.cfg, err = config.Load(func(k string) string { return vars[k] }); err != nil {
+		return shipped{}, fmt.Errorf("the chart's kof-operator env: %w", err)
+	}
+	return sh, nil
 }
 
-// resourceOf returns the resource of an API path, with its subresource (`clusterdeployments`, `vmusers/status`).
-func resourceOf(path string) string {
-	segs := apiSegments(path)
-	switch len(segs) {
-	case 0:
-		return path
-	case 1, 2:
-		return segs[0]
-	default:
-		return segs[0] + "/" + segs[2]
+// chartOperatorDeployment reads the kof-operator Deployment (kofv1.IsOperatorDeployment) of the `defaults.yaml`
+// scenario from the golden store in dir (the base text of its object file).
+func chartOperatorDeployment(dir string) (*appsv1.Deployment, error) {
+	index, err := os.ReadFile(filepath.Join(dir, "kof-mothership.index"))
+	if err != nil {
+		return nil, err
 	}
-}
-
-// apiSegments returns the segments of an API path after the group version and namespace: resource, name,
-// subresource; nil for a path that is not an API path.
-func apiSegments(path string) []string {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
-	switch {
-	case len(segs) >= 2 && segs[0] == "api":
-		segs = segs[2:]
-	case len(segs) >= 3 && segs[0] == "apis":
-		segs = segs[3:]
-	default:
-		return nil
-	}
-	if len(segs) >= 3 && segs[0] == "namespaces" {
-		segs = segs[2:]
-	}
-	return segs
-}
-
-// isCollection reports whether an API path (/api/v1/... or /apis/<group>/<version>/...) names a collection rather
-// than one object.
-func isCollection(path string) bool { return len(apiSegments(path)) == 1 }
-
-// runOperator is the operator process: the manager built by operator/internal/manager (GC percent, cache limits,
-// workers, every controller) on the kubeconfig in envOperatorKubeconfig. It prints `ready` once the caches are
-// synced, then `counts <writes> <events> <gets> <lists> <peak live heap bytes> <peak anonymous RSS bytes>` every
-// 100 ms, and stops on SIGTERM, printing `writes-of <method>:<resource> <n>` for each kind of write it made. It
-// returns the exit code.
-func runOperator() int {
-	ctrl.SetLogger(logr.Discard())
-	if dir := os.Getenv(envProfileDir); dir != "" {
-		stop, err := profile(dir)
+	inDefaults := false
+	for _, line := range strings.Split(string(index), "\n") {
+		if !strings.HasPrefix(line, " ") {
+			inDefaults = strings.HasPrefix(line, "defaults.yaml ")
+			continue
+		}
+		file := strings.TrimSpace(line)
+		if !inDefaults || !strings.HasPrefix(file, "kof-mothership.Deployment.") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "objects", file))
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "operator:", err)
-			return 1
+			return nil, err
 		}
-		defer stop()
+		// The store holds the object's most used text in full as its base, and every other scenario's as changes
+		// to it (internal/golden); the defaults are the base unless a variant names them.
+		if strings.Contains(string(b), "\n  kof-mothership/defaults.yaml\n") {
+			return nil, fmt.Errorf("%s: the defaults are a variant, not the base; read them through internal/golden", file)
+		}
+		text, _ := strings.CutPrefix(string(b), string(b)[:strings.IndexByte(string(b), '\n')+1])
+		if i := strings.Index(text, "\n=== "); i >= 0 {
+			text = text[:i+1]
+		}
+		var dep appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(text), &dep); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		if kofv1.IsOperatorDeployment(dep.Labels) {
+			return &dep, nil
+		}
 	}
-	if err := operatorProcess(); err != nil {
-		fmt.Fprintln(os.Stderr, "operator:", err)
-		return 1
-	}
-	return 0
+	return nil, fmt.Errorf("%s: no kof-operator Deployment in the defaults.yaml scenario of kof-mothership.index", dir)
 }
 
-// profile starts a CPU profile into dir/cpu.pprof and returns the function that stops it and writes the heap
-// profile dir/heap.pprof; while it runs, dir/heap-peak.pprof is the heap when the live heap was largest.
-func profile(dir string) (func(), error) {
-	runtime.MemProfileRate = 64 << 10 // finer than the default 512 KiB: the heap is tens of MiB
-	cpu, err := os.Create(filepath.Join(dir, "cpu.pprof"))
+// counted builds countedPackage once (Go's build cache makes a rebuild quick) into binDir and returns its path.
+var counted = sync.OnceValues(func() (string, error) {
+	root, err := testenv.RepoRoot()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	if err := pprof.StartCPUProfile(cpu); err != nil {
-		return nil, err
+	bin := filepath.Join(binDir, "kof-operator-counted")
+	cmd := exec.Command("go", "build", "-o", bin, countedPackage)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", countedPackage, err, out)
 	}
-	done := make(chan struct{})
-	go func() { // heap-peak.pprof: the heap when the live heap was at its largest
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		var written uint64
-		for t := time.NewTicker(200 * time.Millisecond); ; {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if metrics.Read(sample); sample[0].Value.Uint64() > written*21/20 {
-					written = sample[0].Value.Uint64()
-					if f, err := os.Create(filepath.Join(dir, "heap-peak.pprof")); err == nil {
-						_ = pprof.Lookup("heap").WriteTo(f, 0)
-						_ = f.Close()
-					}
-				}
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		pprof.StopCPUProfile()
-		_ = cpu.Close()
-		if heap, err := os.Create(filepath.Join(dir, "heap.pprof")); err == nil {
-			_ = pprof.Lookup("heap").WriteTo(heap, 0)
-			_ = heap.Close()
-		}
-	}, nil
-}
+	return bin, nil
+})
 
-func operatorProcess() error {
-	if err := os.Setenv("KUBECONFIG", os.Getenv(envOperatorKubeconfig)); err != nil {
-		return err
-	}
-	cfg, err := config.GetConfig()
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 1000, 2000
-	counts := &apiCounts{}
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return requestCounter{next: rt, counts: counts} }
-	workers, err := strconv.Atoi(os.Getenv(envOperatorWorkers))
-	if err != nil {
-		return fmt.Errorf("%s: %w", envOperatorWorkers, err)
-	}
-	gc := manager.DefaultGCPercent
-	if v := os.Getenv(envGCPercent); v != "" {
-		if gc, err = strconv.Atoi(v); err != nil {
-			return fmt.Errorf("%s: %w", envGCPercent, err)
-		}
-	}
-	if err := manager.SetGCPercent(gc); err != nil {
-		return err
-	}
-	ctrlOpts, err := manager.ControllerOptions(workers)
-	if err != nil {
-		return err
-	}
-	s, err := scheme.New()
-	if err != nil {
-		return err
-	}
-	opCfg := testConfig()
-	opCfg.PromxyRulesConfigMap = opCfg.ReleaseName + "-promxy-rules"
-	opCfg.WatchNamespaces = strings.Split(os.Getenv(envOperatorNamespaces), ",")
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, MapperProvider: manager.NewRESTMapper,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0", Cache: cacheconfig.Options(opCfg), Controller: ctrlOpts})
-	if err != nil {
-		return err
-	}
-	if err := manager.Setup(mgr, opCfg); err != nil {
-		return err
-	}
-	ctx := ctrl.SetupSignalHandler()
-	go func() {
-		if mgr.GetCache().WaitForCacheSync(ctx) {
-			fmt.Println("ready")
-		}
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		var peakLive, peakAnon uint64
-		for t := time.NewTicker(100 * time.Millisecond); ; {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				metrics.Read(sample)
-				peakLive = max(peakLive, sample[0].Value.Uint64())
-				peakAnon = max(peakAnon, uint64(statusMiB("self", "RssAnon:")*(1<<20)))
-				fmt.Printf("counts %d %d %d %d %d %d\n", counts.writes.Load(), counts.events.Load(), counts.gets.Load(),
-					counts.lists.Load(), peakLive, peakAnon)
-			}
-		}
-	}()
-	err = mgr.Start(ctx)
-	counts.byResource.Range(func(k, v any) bool {
-		fmt.Printf("writes-of %s %d\n", strings.ReplaceAll(k.(string), " ", ":"), v.(*atomic.Int64).Load())
-		return true
-	})
-	return err
+// processCounts are the API requests the operator process reported by class (package counted).
+type processCounts struct {
+	writes, events, gets, lists atomic.Int64
 }
 
 // process is the operator process as the benchmark sees it: its latest counts and its pid.
 type process struct {
 	cmd    *exec.Cmd
-	counts apiCounts
+	counts processCounts
 	// peakLive is the largest live heap (bytes, runtime/metrics /gc/heap/live:bytes) the process reported.
 	peakLive atomic.Int64
 	// peakAnon is the largest anonymous resident memory (bytes, RssAnon of /proc/self/status) the process reported:
@@ -265,12 +190,14 @@ type process struct {
 	// writesOf are the writes per "<method>:<resource>" the process printed when it stopped.
 	writesOf map[string]int64
 	exited   chan struct{} // closed when its output ends
+	dir      string        // its kubeconfig and log
 	done     sync.WaitGroup
 }
 
-// startProcess starts the operator process with workers per controller, watching the namespaces (and the release
-// and KCM namespaces), against the envtest control plane and waits until its caches are synced.
-func startProcess(workers int, namespaces ...string) (*process, error) {
+// startProcess starts the operator process as sh says (its env and args; KOF_SCALE_GC_PERCENT adds a
+// `--gc-percent`), against the envtest control plane, and waits until it leads and its caches are synced. Its log
+// (stderr) goes to a file whose end an error quotes.
+func startProcess(sh shipped) (*process, error) {
 	dir, err := os.MkdirTemp("", "kof-scale")
 	if err != nil {
 		return nil, err
@@ -279,15 +206,22 @@ func startProcess(workers int, namespaces ...string) (*process, error) {
 	if err := os.WriteFile(kc, env.KubeConfig(), 0o600); err != nil {
 		return nil, err
 	}
-	self, err := os.Executable()
+	logf, err := os.Create(filepath.Join(dir, "operator.log"))
 	if err != nil {
 		return nil, err
 	}
-	p := &process{ready: make(chan struct{}), exited: make(chan struct{}), writesOf: map[string]int64{}}
-	p.cmd = exec.Command(self)
-	p.cmd.Env = append(os.Environ(), envOperatorKubeconfig+"="+kc, envOperatorWorkers+"="+strconv.Itoa(workers),
-		envOperatorNamespaces+"="+strings.Join(namespaces, ","))
-	p.cmd.Stderr = os.Stderr
+	bin, err := counted()
+	if err != nil {
+		return nil, err
+	}
+	args := slices.Clone(sh.args)
+	if v := os.Getenv(envGCPercent); v != "" {
+		args = append(args, "--gc-percent="+v)
+	}
+	p := &process{ready: make(chan struct{}), exited: make(chan struct{}), writesOf: map[string]int64{}, dir: dir}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(append(os.Environ(), sh.env...), "KUBECONFIG="+kc)
+	p.cmd.Stderr = logf
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -296,6 +230,7 @@ func startProcess(workers int, namespaces ...string) (*process, error) {
 	if err := p.cmd.Start(); err != nil {
 		return nil, err
 	}
+	_ = logf.Close() // the process holds its own descriptor
 	p.done.Add(1)
 	go p.read(out)
 	select {
@@ -303,11 +238,17 @@ func startProcess(workers int, namespaces ...string) (*process, error) {
 		return p, nil
 	case <-p.exited:
 		p.stop()
-		return nil, fmt.Errorf("operator process ended before it was ready")
+		return nil, fmt.Errorf("operator process ended before it was ready: %s", p.logTail())
 	case <-time.After(2 * time.Minute):
 		p.stop()
-		return nil, fmt.Errorf("operator process not ready after 2 minutes")
+		return nil, fmt.Errorf("operator process not ready after 2 minutes: %s", p.logTail())
 	}
+}
+
+// logTail returns the last 2 KiB of the process's log.
+func (p *process) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(p.dir, "operator.log"))
+	return string(b[max(0, len(b)-2048):])
 }
 
 func (p *process) read(out io.Reader) {
@@ -333,11 +274,12 @@ func (p *process) read(out io.Reader) {
 	}
 }
 
-// stop ends the process with SIGTERM and waits for it.
+// stop ends the process with SIGTERM, waits for it and removes its folder.
 func (p *process) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	_ = p.cmd.Wait()
 	p.done.Wait()
+	_ = os.RemoveAll(p.dir)
 }
 
 // cpuSeconds returns the user + system CPU seconds of pid (fields 14 and 15 of /proc/<pid>/stat, in clock ticks of

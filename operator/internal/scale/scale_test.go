@@ -34,21 +34,26 @@ import (
 	"kof.dev/kof/operator/internal/controller/regional"
 	"kof.dev/kof/operator/internal/testenv"
 	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/vmapi"
 )
 
 var env *testenv.Env
 
-// TestMain runs the package's tests against one control plane, or, started by the benchmark with
-// envOperatorKubeconfig set, is the operator process (runOperator).
+// binDir holds the operator program the benchmark builds (counted).
+var binDir string
+
+// TestMain runs the package's tests against one control plane.
 func TestMain(m *testing.M) {
-	if os.Getenv(envOperatorKubeconfig) != "" {
-		os.Exit(runOperator())
-	}
 	ctrl.SetLogger(logr.Discard())
 	var err error
+	if binDir, err = os.MkdirTemp("", "kof-scale-bin-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	env, err = testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		_ = os.RemoveAll(binDir)
 		os.Exit(1)
 	}
 	// The release and KCM namespaces: the promxy config Secret and the promxy rules ConfigMap are written there.
@@ -56,11 +61,13 @@ func TestMain(m *testing.M) {
 		if err := env.Client.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			_ = env.Stop()
+			_ = os.RemoveAll(binDir)
 			os.Exit(1)
 		}
 	}
 	code := m.Run()
 	_ = env.Stop()
+	_ = os.RemoveAll(binDir)
 	os.Exit(code)
 }
 
@@ -136,6 +143,22 @@ func rawJSON(s string) *apiextv1.JSON { return &apiextv1.JSON{Raw: []byte(s)} }
 func (op *operator) close() {
 	op.stop()
 	op.done.Wait()
+}
+
+// storageClusters creates the storage clusters the chart renders in the release namespace of cfg, as the chart
+// ships them before any storage node is added: the logs and audit logs VLClusters and the traces VTCluster.
+func storageClusters(ctx context.Context, cfg config.Config) error {
+	objs := []client.Object{
+		&vmapi.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: cfg.ReleaseNamespace, Name: cfg.VLClusterName}},
+		&vmapi.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: cfg.ReleaseNamespace, Name: cfg.VLAuditClusterName}},
+		&vmapi.VTCluster{ObjectMeta: metav1.ObjectMeta{Namespace: cfg.ReleaseNamespace, Name: cfg.VTClusterName}},
+	}
+	for _, o := range objs {
+		if err := env.Client.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			return fmt.Errorf("create %T %s/%s: %w", o, o.GetNamespace(), o.GetName(), err)
+		}
+	}
+	return nil
 }
 
 // fleet creates regionals r0…r<nr-1> (aws, region i) and children c0…c<nc-1> spread over the regionals by region,
