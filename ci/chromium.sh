@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Debian's chromium for the browser tests (tests/ui, driven through chromedp) when it is missing; does
-# nothing when a chromium is already on PATH. Chromium is the one test program not built from the Go module proxy:
-# Debian's package is its only source here. Called by `make test`; needs root (apt-get) only when it installs.
+# nothing when a chromium is already on PATH. Chromium is not built from the Go module proxy: Debian's package is
+# its only source here (as for the node's containerd, runc and CNI plugins, ci/node.sh). Called by `make test`;
+# needs root (apt-get) only when it installs.
 set -euo pipefail
 if command -v chromium >/dev/null 2>&1; then
   exit 0

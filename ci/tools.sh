@@ -75,20 +75,38 @@ replaced_module() {
   echo "$dir"
 }
 
-# kube_module VERSION: the wrapper module for kube-apiserver and kubectl. It requires k8s.io/kubernetes and points
-# each staging module at its published v0.<minor>.<patch> (k8s.io/kubernetes replaces them with local paths).
+# kube_commands: the Kubernetes command packages of the wrapper module: the control plane (kube-apiserver), kubectl
+# and the node's programs (kubelet, kube-controller-manager, kube-scheduler, kube-proxy).
+kube_commands() {
+  local c
+  for c in kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler kube-proxy; do
+    echo "k8s.io/kubernetes/cmd/$c"
+  done
+}
+
+# kube_module VERSION: the wrapper module for the Kubernetes commands (kube_commands). It requires k8s.io/kubernetes
+# and points each staging module at its published v0.<minor>.<patch> (k8s.io/kubernetes replaces them with local
+# paths). Tidied when go.sum is missing or when the module's tool block lacks a command of kube_commands (a module
+# made before a command joined the list), so one module and one build cache serve every command.
 kube_module() {
-  local version="$1" dir staging gomod
+  local version="$1" dir staging gomod c missing=""
   dir="$CACHE/src/kube-$version"; staging="v0.${version#1.}"
   mkdir -p "$dir"
-  if [ ! -f "$dir/go.sum" ]; then
+  if [ -f "$dir/go.mod" ]; then
+    for c in $(kube_commands); do grep -qxF "	$c" "$dir/go.mod" || missing+=" $c"; done
+  fi
+  if [ ! -f "$dir/go.sum" ] || [ -n "$missing" ]; then
+    [ -z "$missing" ] || say "kube wrapper module: adding$missing and tidying again"
     gomod="$(cd "$dir" && go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
     {
       printf 'module kof.local/kubebuild\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$version"
       sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging"'#p' "$gomod"
       # tool directives keep the commands' packages (and so k8s.io/kubernetes) in the module graph through tidy
-      printf ')\n\ntool (\n\tk8s.io/kubernetes/cmd/kube-apiserver\n\tk8s.io/kubernetes/cmd/kubectl\n)\n'
-    } > "$dir/go.mod"
+      printf ')\n\ntool (\n'
+      for c in $(kube_commands); do printf '\t%s\n' "$c"; done
+      printf ')\n'
+    } > "$dir/go.mod.new"
+    mv "$dir/go.mod.new" "$dir/go.mod"
     (cd "$dir" && go mod tidy) >&2
   fi
   echo "$dir"
