@@ -151,8 +151,12 @@ func (cp *ControlPlane) finish(s *runtime.Scheme, workDir string) error {
 	return nil
 }
 
-// Stop stops kube-apiserver and etcd. It returns the error of the stop, if any.
+// Stop stops kube-apiserver and etcd (nothing for the control plane of a Node, which the node stops). It returns
+// the error of the stop, if any.
 func (cp *ControlPlane) Stop() error {
+	if cp.env == nil {
+		return nil
+	}
 	if err := cp.env.Stop(); err != nil {
 		return fmt.Errorf("stop control plane: %w", err)
 	}

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(helperDemoEnv); dir != "" {
 		os.Exit(runHelperDemo(dir, os.Getenv(helperBinEnv)))
 	}
+	if dir := os.Getenv(helperNodeEnv); dir != "" {
+		os.Exit(runHelperNode(dir))
+	}
 	os.Exit(m.Run())
 }
 

@@ -61,6 +61,7 @@ type Session struct {
 	Flux   *FluxControllers
 
 	progress func(format string, args ...any)
+	node     *Node
 }
 
 // SessionOptions configures StartSession.
@@ -73,19 +74,33 @@ type SessionOptions struct {
 	BinDir string
 	// Progress receives one line per step; nil discards them.
 	Progress func(format string, args ...any)
+	// Node, when set, is the real node (StartNode) the session runs on: its API server (with the CRDs the node
+	// installed) instead of a control plane of the session's own, and the kof-operator as the pods of its
+	// Deployment, which an installation waits for, instead of a process.
+	Node *Node
 }
 
 // StartSession starts the control plane from BinDir with the CRDs of CRDDirs(Root) and builds the kof-operator
 // (both at once), then serves Root/charts as a Helm repository on loopback and starts Flux's source-controller and
-// helm-controller against the control plane. It returns an error naming the step that failed; nothing is left
-// running then.
+// helm-controller against the control plane. With opts.Node it starts no control plane and builds no operator: the
+// node's API server is the control plane. It returns an error naming the step that failed; nothing is left running
+// then.
 func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
-	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, BinDir: opts.BinDir, progress: opts.Progress}
+	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, BinDir: opts.BinDir, progress: opts.Progress,
+		node: opts.Node}
 	if s.BinDir == "" {
 		s.BinDir = filepath.Join(opts.Root, "bin")
 	}
 	if s.progress == nil {
 		s.progress = func(string, ...any) {}
+	}
+	if n := opts.Node; n != nil {
+		s.ControlPlane = &ControlPlane{Config: n.Config, Client: n.Client, Kubeconfig: n.Kubeconfig, CRDs: n.CRDs}
+		s.Helm = &Helm{Kubeconfig: n.Kubeconfig, Client: n.Client}
+		if err := s.startFlux(); err != nil {
+			return nil, errors.Join(err, s.Close())
+		}
+		return s, nil
 	}
 	dirs, err := CRDDirs(opts.Root)
 	if err != nil {
@@ -304,9 +319,23 @@ func (in *Installation) Upgrade(ctx context.Context, extra map[string]any) (*rel
 	return rel, in.syncOperator(ctx)
 }
 
-// syncOperator starts, restarts or stops the operator process to match the kof-mothership Deployment.
+// OperatorWait bounds the wait for the kof-operator Deployment's pods on a node after an install or upgrade.
+const OperatorWait = 3 * time.Minute
+
+// syncOperator starts, restarts or stops the operator process to match the kof-mothership Deployment; on a node it
+// waits until the Deployment's pods are available instead.
 func (in *Installation) syncOperator(ctx context.Context) error {
 	s := in.Session
+	if s.node != nil {
+		dep, err := WaitDeploymentAvailable(ctx, s.ControlPlane.Client, UmbrellaNamespace,
+			kofv1.OperatorDeploymentLabels(), OperatorWait)
+		if err != nil {
+			return err
+		}
+		s.progress("kof-operator Deployment %s/%s: %d pods available on the node", dep.Namespace, dep.Name,
+			dep.Status.AvailableReplicas)
+		return nil
+	}
 	dep, err := findOperatorDeployment(ctx, s.ControlPlane.Client)
 	if err != nil {
 		return err

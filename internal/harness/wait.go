@@ -140,9 +140,11 @@ func (in *Installation) WaitOperator(ctx context.Context, timeout time.Duration)
 		if missing == 0 {
 			return want, nil
 		}
-		if exitErr, ended := in.Operator.Exited(); ended {
-			return want, fmt.Errorf("kof-operator ended while KOF waited for its objects: %v\n%s", exitErr,
-				tail(in.Operator.LogPath, 20))
+		if in.Operator != nil { // nil on a node: the Deployment's pods, which the kubelet restarts
+			if exitErr, ended := in.Operator.Exited(); ended {
+				return want, fmt.Errorf("kof-operator ended while KOF waited for its objects: %v\n%s", exitErr,
+					tail(in.Operator.LogPath, 20))
+			}
 		}
 		if time.Now().After(deadline) {
 			if len(unreadable) > 0 {
