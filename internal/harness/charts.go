@@ -109,10 +109,11 @@ func StartProxy() (*Proxy, error) {
 }
 
 // Env returns the proxy environment of a program the harness runs: every outside address through the proxy,
-// loopback direct.
+// loopback and the node's own addresses (its API server on NodeIP, inside the node's namespaces) direct.
 func (p *Proxy) Env() []string {
-	return []string{"HTTP_PROXY=" + p.URL, "HTTPS_PROXY=" + p.URL, "NO_PROXY=" + loopback + ",localhost",
-		"http_proxy=" + p.URL, "https_proxy=" + p.URL, "no_proxy=" + loopback + ",localhost"}
+	direct := loopback + ",localhost," + NodeIP
+	return []string{"HTTP_PROXY=" + p.URL, "HTTPS_PROXY=" + p.URL, "NO_PROXY=" + direct,
+		"http_proxy=" + p.URL, "https_proxy=" + p.URL, "no_proxy=" + direct}
 }
 
 // Stop shuts the proxy down. It returns the shutdown error, if any.

@@ -93,7 +93,7 @@ func (f *FluxControllers) Stop() error { return errors.Join(f.Helm.Stop(), f.Sou
 func (f *FluxControllers) exited() error {
 	for _, p := range []*Process{f.Source, f.Helm} {
 		if err, ok := p.Exited(); ok {
-			return fmt.Errorf("%s ended: %w (log: %s)", p.Name, err, p.LogPath)
+			return fmt.Errorf("%s ended: %w; last lines of its log:\n%s", p.Name, err, tail(p.LogPath, 15))
 		}
 	}
 	return nil

@@ -51,6 +51,7 @@ func TestKOFOnTheNode(t *testing.T) {
 	t.Logf("kof-operator image built and pushed in %.1fs: %s", time.Since(start).Seconds(), ref)
 	repo, digest, _ := strings.Cut(ref, "@")
 	registry, repository, _ := strings.Cut(repo, "/")
+	ref = repo + ":" + operatorVersion + "@" + digest // the chart's reference: tag and digest
 	restrictedNamespace(t, harness.UmbrellaNamespace)
 
 	work := filepath.Join(n.Dir, "session")
@@ -79,8 +80,6 @@ func TestKOFOnTheNode(t *testing.T) {
 	extra := map[string]any{"kof-mothership": map[string]any{"values": map[string]any{
 		"operator": map[string]any{"image": map[string]any{"registry": registry, "repository": repository,
 			"tag": operatorVersion, "digest": digest}},
-		// promxy's image is not KOF's and cannot be pulled offline
-		"promxy": map[string]any{"enabled": false},
 	}}}
 	installStart := time.Now()
 	in, err := s.Install(ctx, sc, extra)
@@ -98,8 +97,8 @@ func TestKOFOnTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods := operatorPods(t, dep)
-	checkOperatorPods(t, dep, pods, ref, digest)
 	leader := leaseHolder(t, pods, "")
+	checkOperatorPods(t, dep, pods, leader, ref, digest)
 	var victim corev1.Pod
 	for _, p := range pods {
 		if p.Name == leader {
@@ -162,7 +161,7 @@ func TestKOFOnTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods = operatorPods(t, dep)
-	checkOperatorPods(t, dep, pods, ref, digest)
+	checkOperatorPods(t, dep, pods, leaseHolder(t, pods, ""), ref, digest)
 	for _, p := range pods {
 		if lines := forbidden(t, p); len(lines) > 0 {
 			t.Errorf("pod %s was refused by RBAC (the chart's ClusterRole lacks a rule):\n%s", p.Name,
@@ -195,8 +194,9 @@ func fleet(t *testing.T, sc *harness.Scenario, size int) []*unstructured.Unstruc
 }
 
 // checkOperatorPods checks that pods are every replica of dep, each running ref (pulled at digest) as the chart's
-// ServiceAccount and serving metrics and health on its pod address.
-func checkOperatorPods(t *testing.T, dep *appsv1.Deployment, pods []corev1.Pod, ref, digest string) {
+// ServiceAccount and serving metrics (the API client's; the leader's also its controllers') and health on its pod
+// address.
+func checkOperatorPods(t *testing.T, dep *appsv1.Deployment, pods []corev1.Pod, leader, ref, digest string) {
 	t.Helper()
 	if want := int(*dep.Spec.Replicas); len(pods) != want {
 		t.Fatalf("%d running kof-operator pods, want %d", len(pods), want)
@@ -213,16 +213,21 @@ func checkOperatorPods(t *testing.T, dep *appsv1.Deployment, pods []corev1.Pod, 
 			t.Errorf("pod %s runs image %s, want digest %s", p.Name, id, digest)
 		}
 		body := get(t, fmt.Sprintf("http://%s:%d/metrics", p.Status.PodIP, 8080))
-		if !strings.Contains(body, "controller_runtime_reconcile_total") {
-			t.Errorf("pod %s /metrics has no controller_runtime_reconcile_total:\n%.500s", p.Name, body)
+		want := "rest_client_requests_total"
+		if p.Name == leader {
+			want = "controller_runtime_reconcile_total"
+		}
+		if !strings.Contains(body, want) {
+			t.Errorf("pod %s /metrics has no %s", p.Name, want)
 		}
 		get(t, fmt.Sprintf("http://%s:%d/readyz", p.Status.PodIP, 8081))
 		get(t, fmt.Sprintf("http://%s:%d/healthz", p.Status.PodIP, 8081))
 	}
 }
 
-// checkNamespacePods fails the test for a KOF pod of ns that is not running, and for an event of ns reporting a
-// pod refused by Pod Security admission.
+// checkNamespacePods fails the test for a KOF pod of ns (its image from the node's registry) that is not running,
+// and for an event of ns reporting a pod refused by Pod Security admission. Pods of other images (promxy's) are
+// admitted too but cannot pull their image offline.
 func checkNamespacePods(t *testing.T, ns string) {
 	t.Helper()
 	var list corev1.PodList
@@ -230,7 +235,8 @@ func checkNamespacePods(t *testing.T, ns string) {
 		t.Fatal(err)
 	}
 	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodRunning {
+		kof := strings.HasPrefix(p.Spec.Containers[0].Image, harness.NodeRegistry+"/")
+		if kof && p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodRunning {
 			t.Errorf("pod %s/%s is %s", ns, p.Name, p.Status.Phase)
 		}
 	}
