@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -130,6 +131,7 @@ func TestPlantedChanges(t *testing.T) {
 		// change returns the new side's storage release objects and other releases.
 		change      func(t *testing.T) (storage []string, others []release)
 		wantReasons []Reason
+		wantMessage string            // a text one of the hurts' messages holds
 		wantStatus  map[string]Status // object key → status
 		wantExit    int
 	}{
@@ -181,7 +183,9 @@ func TestPlantedChanges(t *testing.T) {
 		}, wantReasons: []Reason{ReasonCredentialRenamed}, wantExit: ExitHurts},
 		{name: "storage class of a VMCluster's volumes", change: func(t *testing.T) ([]string, []release) {
 			return replace(base, vmCluster, edit(t, vmCluster, "storageClassName: standard", "storageClassName: fast")), nil
-		}, wantReasons: []Reason{ReasonVolumeReplaced}, wantExit: ExitHurts},
+		}, wantReasons: []Reason{ReasonVolumeReplaced}, wantExit: ExitHurts,
+			// regression: the path lost its dot ("specvmstorage.storage...")
+			wantMessage: "spec.vmstorage.storage.volumeClaimTemplate.spec.storageClassName"},
 		{name: "PVC removed", change: func(*testing.T) ([]string, []release) { return replace(base, pvc), nil },
 			wantReasons: []Reason{ReasonVolumeReplaced},
 			wantStatus:  map[string]Status{"PersistentVolumeClaim kof/data": Removed}, wantExit: ExitHurts},
@@ -199,6 +203,9 @@ func TestPlantedChanges(t *testing.T) {
 				got = append(got, h.Reason)
 			}
 			got = unique(got)
+			if tc.wantMessage != "" && !strings.Contains(fmt.Sprint(r.Hurts()), tc.wantMessage) {
+				t.Errorf("no hurt names %q: %v", tc.wantMessage, r.Hurts())
+			}
 			if diff := cmp.Diff(tc.wantReasons, got); diff != "" {
 				t.Errorf("reasons (-want +got):\n%s\n%s", diff, text(t, r))
 			}

@@ -172,7 +172,7 @@ func claims(o *unstructured.Unstructured) map[string]map[string]any {
 			for key, child := range v {
 				p := path + "." + key
 				if m, ok := child.(map[string]any); ok && key == claimTemplateKey {
-					out[strings.TrimPrefix(p, ".")] = m
+					out[p] = m // ".a.b": prefixed with "spec" below
 					continue
 				}
 				walk(p, child)
