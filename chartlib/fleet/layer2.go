@@ -147,7 +147,7 @@ func (p *layer2) managementCluster(m *management) *Cluster {
 	})
 	for _, r := range m.releases {
 		c.Services = append(c.Services, &Service{
-			Via: "HelmRelease " + r.Namespace + "/" + r.Name, Name: r.Name, Namespace: r.Namespace,
+			Via: "HelmRelease " + r.hr, Name: r.Name, Namespace: r.Namespace,
 			Chart: r.Chart, Version: r.Version, Repository: r.Repository, Local: r.Local, Objects: r.Objects,
 			Values: r.Values, DependsOn: r.DependsOn, hr: r.hr,
 		})
