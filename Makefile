@@ -29,7 +29,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
 tools: ## Build every program in ci/tools/ (control plane, servers, CLIs) into bin/ (cached; skipped when present).
