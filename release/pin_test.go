@@ -43,8 +43,8 @@ func readValues(t *testing.T, chart string) []byte {
 	return b
 }
 
-// The mothership's kof-operator and kof-ui blocks are pinned in place: four scalars each change, every other line
-// stays.
+// The mothership's kof-operator, kof-ui and kof-tenant-proxy blocks are pinned in place: four scalars each change,
+// every other line stays.
 func TestPinValuesMothership(t *testing.T) {
 	before := readValues(t, "kof-mothership")
 	after, pins, err := PinValues("kof-mothership", before, testImages(t), testRepo)
@@ -53,7 +53,8 @@ func TestPinValuesMothership(t *testing.T) {
 	}
 	want := []Pin{{Path: "operator.image", Image: "kof-operator",
 		Value: "127.0.0.1:5000/kof/kof-operator:1.2.3@" + testDigest}, {Path: "ui.image", Image: "kof-ui",
-		Value: "127.0.0.1:5000/kof/kof-ui:1.2.3@" + testDigest}}
+		Value: "127.0.0.1:5000/kof/kof-ui:1.2.3@" + testDigest}, {Path: "tenantProxy.image", Image: "kof-tenant-proxy",
+		Value: "127.0.0.1:5000/kof/kof-tenant-proxy:1.2.3@" + testDigest}}
 	if diff := cmp.Diff(want, pins); diff != "" {
 		t.Errorf("pins (-want +got):\n%s", diff)
 	}
@@ -69,7 +70,8 @@ func TestPinValuesMothership(t *testing.T) {
 	}
 	wantLines := []string{`registry: "127.0.0.1:5000"`, `repository: "kof/kof-operator"`, `tag: "1.2.3"`,
 		`digest: "` + testDigest + `"`, `registry: "127.0.0.1:5000"`, `repository: "kof/kof-ui"`, `tag: "1.2.3"`,
-		`digest: "` + testDigest + `"`}
+		`digest: "` + testDigest + `"`, `registry: "127.0.0.1:5000"`, `repository: "kof/kof-tenant-proxy"`,
+		`tag: "1.2.3"`, `digest: "` + testDigest + `"`}
 	if diff := cmp.Diff(wantLines, changed); diff != "" {
 		t.Errorf("changed lines (-want +got):\n%s", diff)
 	}
