@@ -60,8 +60,12 @@ func dash(s string) string {
 	return s
 }
 
-// origin returns the distinct `scheme://host` of the write endpoints.
-func origin(eps []Endpoint) string {
+// origin returns the distinct `scheme://host` of the write endpoints, comma separated.
+func origin(eps []Endpoint) string { return strings.Join(Origins(eps), ",") }
+
+// Origins returns the distinct `scheme://host` of the write endpoints, in order; endpoints without a host are left
+// out.
+func Origins(eps []Endpoint) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range eps {
@@ -74,7 +78,7 @@ func origin(eps []Endpoint) string {
 			out = append(out, o)
 		}
 	}
-	return strings.Join(out, ",")
+	return out
 }
 
 // serviceStates summarises service states, e.g. `4: 3 Deployed, 1 Failed` or `2: not reported`.

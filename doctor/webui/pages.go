@@ -70,21 +70,7 @@ func funcs() template.FuncMap {
 			}
 			return "unknown"
 		},
-		"origins": func(eps []diagnose.Endpoint) []string {
-			seen := map[string]bool{}
-			var out []string
-			for _, e := range eps {
-				u, err := url.Parse(e.Write)
-				if err != nil || u.Host == "" {
-					continue
-				}
-				if o := u.Scheme + "://" + u.Host; !seen[o] {
-					seen[o] = true
-					out = append(out, o)
-				}
-			}
-			return out
-		},
+		"origins": diagnose.Origins,
 		"states": func(ss []diagnose.Service) string {
 			n := map[string]int{}
 			var order []string
