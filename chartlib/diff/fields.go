@@ -1,8 +1,6 @@
 package diff
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -11,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"kof.dev/kof/chartlib/manifest"
 )
 
 // Field is one field-level change: the value at Path before (Old) and after (New). Change is Added (no Old),
@@ -97,7 +97,7 @@ func (r *reporter) Report(rs cmp.Result) {
 	}
 	f.Old, f.New = value(vx), value(vy)
 	if r.redact && secretPath(f.Path) {
-		f.Old, f.New = redacted(f.Old), redacted(f.New)
+		f.Old, f.New = manifest.Redacted(f.Old), manifest.Redacted(f.New)
 	}
 	if a, ok := f.Old.(string); ok && strings.Contains(a, "\n") {
 		if b, ok := f.New.(string); ok && strings.Contains(b, "\n") {
@@ -118,16 +118,6 @@ func value(v reflect.Value) any {
 // secretPath reports whether path lies under a Secret's data or stringData.
 func secretPath(path string) bool {
 	return strings.HasPrefix(path, "data") || strings.HasPrefix(path, "stringData")
-}
-
-// redacted replaces a secret value by `<redacted sha256:…>` (the first 12 hex digits of the SHA-256 of its JSON).
-func redacted(v any) any {
-	if v == nil {
-		return nil
-	}
-	b, _ := json.Marshal(v)
-	sum := sha256.Sum256(b)
-	return "<redacted sha256:" + hex.EncodeToString(sum[:])[:12] + ">"
 }
 
 // plainKey matches a map key written as `.key` in a path; others are written `["key"]`.

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/sveltos"
 	"kof.dev/kof/operator/names"
 )
@@ -325,5 +326,61 @@ func TestLintOfMCSValues(t *testing.T) {
 	}
 	if f.Failed() {
 		t.Errorf("a lint warning failed the fleet: %v", f.Cluster("mgmt").Problems())
+	}
+}
+
+// Regression: a written manifest showed each child's credentials Secret with its password (in a live render, the
+// operator's generated one). Write keeps the Secret's keys and writes a digest for each value.
+func TestWriteRedactsSecretData(t *testing.T) {
+	f := renderFleet(t, Options{Mode: sveltos.SinglePass, Clusters: []*unstructured.Unstructured{
+		clusterTemplate("aws-standalone"), regional("r1", "us-east-2"), child("c1", "us-east-2", nil),
+	}})
+	dir := t.TempDir()
+	if err := Write(dir, f); err != nil {
+		t.Fatal(err)
+	}
+	secrets := 0
+	password := base64.StdEncoding.EncodeToString([]byte(OfflinePassword))
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() != ManifestFile {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(data), password) || strings.Contains(string(data), OfflinePassword) {
+			t.Errorf("%s shows the credentials' password", p)
+		}
+		docs, err := manifest.ParseDocuments(p, data)
+		if err != nil {
+			return err
+		}
+		for _, o := range docs {
+			if !manifest.IsSecret(o.Unstructured) {
+				continue
+			}
+			for _, field := range []string{"data", "stringData"} {
+				m, _, _ := unstructured.NestedMap(o.Object, field)
+				for k, v := range m {
+					if s, _ := v.(string); !strings.HasPrefix(s, "<redacted sha256:") {
+						t.Errorf("%s: Secret %s %s.%s = %q, want a digest", p, o.GetName(), field, k, v)
+					}
+				}
+			}
+			if pw, ok, _ := unstructured.NestedString(o.Object, "data", "password"); ok {
+				secrets++
+				if want := manifest.Redacted(password); pw != want {
+					t.Errorf("%s: Secret %s data.password = %q, want %q", p, o.GetName(), pw, want)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secrets == 0 {
+		t.Fatal("no credentials Secret written: the test did not render c1's credentials")
 	}
 }

@@ -42,7 +42,8 @@ type chartRef struct {
 }
 
 // Write stores f under dir: for each cluster and service `<dir>/<cluster>/<service>/` with ManifestFile (local
-// charts), ValuesFile, ChartFile and, on failure, ErrorFile; each cluster's problems in
+// charts; a Secret's data values replaced by a digest, manifest.RedactSecret, because a live render carries the
+// operator's generated credentials), ValuesFile, ChartFile and, on failure, ErrorFile; each cluster's problems in
 // `<dir>/<cluster>/errors.txt` when it has any. Directories are created as needed; existing files are replaced.
 // It returns the first file system or marshalling error, naming the file.
 func Write(dir string, f *Fleet) error {
@@ -116,7 +117,7 @@ func writeService(dir string, s *Service) error {
 		}
 	}
 	if s.Objects != nil {
-		text, err := s.Objects.YAML()
+		text, err := s.Objects.RedactedYAML()
 		if err != nil {
 			return fmt.Errorf("marshal objects of %s: %w", s.Name, err)
 		}
