@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"debug/buildinfo"
 	"errors"
 	"fmt"
 	"net/http"
@@ -461,6 +462,30 @@ func (n *Node) PushImage(ctx context.Context, root, name, pkg, version string) (
 	if err != nil {
 		return "", err
 	}
+	return n.push(ctx, img)
+}
+
+// PushBinary packs the static binary at bin (a program ci/tools.sh builds into bin/, such as otelcol or minio) into
+// the image name with the release's code (release/image.Pack) and pushes it to NodeRegistry as
+// kof/<name>:<version>. It returns the pinned reference `<registry>/kof/<name>@sha256:...`; errors name the image
+// and step.
+func (n *Node) PushBinary(ctx context.Context, name, bin, version string) (string, error) {
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return "", fmt.Errorf("image %s: %w; build it with `bash ci/tools.sh --for test`", name, err)
+	}
+	img, err := image.Pack(image.Spec{Name: name, Package: info.Path, Version: version, Revision: "node",
+		Source: "https://" + info.Main.Path, Created: nodeImageCreated},
+		image.Platform{OS: "linux", Arch: runtime.GOARCH}, bin)
+	if err != nil {
+		return "", err
+	}
+	return n.push(ctx, img)
+}
+
+// push pushes img to NodeRegistry as kof/<name>:<version> and returns its pinned reference.
+func (n *Node) push(ctx context.Context, img *image.Image) (string, error) {
+	name := img.Spec.Name
 	if err := waitHTTP(ctx, "registry", "http://"+NodeRegistry+"/v2/", http.DefaultClient, nil, 30*time.Second); err != nil {
 		return "", err
 	}

@@ -176,18 +176,66 @@ func Build(ctx context.Context, root, workDir string, spec Spec) (*Image, error)
 		if err != nil {
 			return nil, fmt.Errorf("image %s %s: %w", spec.Name, p, err)
 		}
-		img, sum, err := platformImage(spec, p, bin)
-		if err != nil {
-			return nil, fmt.Errorf("image %s %s: %w", spec.Name, p, err)
+		if idx, err = out.add(idx, p, bin, info); err != nil {
+			return nil, err
 		}
-		d, err := img.Digest()
-		if err != nil {
-			return nil, fmt.Errorf("image %s %s: digest: %w", spec.Name, p, err)
-		}
-		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
-			Platform: &v1.Platform{OS: p.OS, Architecture: p.Arch}}})
-		out.Binaries = append(out.Binaries, Binary{Platform: p, ImageDigest: d, SHA256: sum, Info: info})
 	}
+	return out.finish(idx)
+}
+
+// Pack packs the static linux binary at bin, built elsewhere for platform p, into a single-platform image of spec
+// exactly as Build would (one layer, user 65532, the binary as entrypoint, labels, an index); spec.Package names
+// where the binary comes from (its main package). It is for the test-only images of the third-party programs
+// ci/tools.sh builds (VictoriaMetrics, MinIO, the OpenTelemetry Collector): unlike Build it does not require
+// CARootsPackage. Errors name the image and the failed check (not static, wrong platform, no Go build information).
+func Pack(spec Spec, p Platform, bin string) (*Image, error) {
+	spec.Platforms = []Platform{p}
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
+	info, err := buildinfo.ReadFile(bin)
+	if err != nil {
+		return nil, fmt.Errorf("image %s: read build info of %s: %w", spec.Name, bin, err)
+	}
+	settings := map[string]string{}
+	for _, s := range info.Settings {
+		settings[s.Key] = s.Value
+	}
+	if settings["GOOS"] != p.OS || settings["GOARCH"] != p.Arch {
+		return nil, fmt.Errorf("image %s: %s is built for %s/%s, want %s", spec.Name, bin, settings["GOOS"],
+			settings["GOARCH"], p)
+	}
+	if err := checkStatic(bin); err != nil {
+		return nil, fmt.Errorf("image %s: %w", spec.Name, err)
+	}
+	out := &Image{Spec: spec}
+	idx, err := out.add(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), p, bin, info)
+	if err != nil {
+		return nil, err
+	}
+	return out.finish(idx)
+}
+
+// add appends platform p's image around the binary bin to idx and records it in out.Binaries.
+func (out *Image) add(idx v1.ImageIndex, p Platform, bin string, info *buildinfo.BuildInfo) (v1.ImageIndex, error) {
+	spec := out.Spec
+	img, sum, err := platformImage(spec, p, bin)
+	if err != nil {
+		return nil, fmt.Errorf("image %s %s: %w", spec.Name, p, err)
+	}
+	d, err := img.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("image %s %s: digest: %w", spec.Name, p, err)
+	}
+	idx = mutate.AppendManifests(idx, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+		Platform: &v1.Platform{OS: p.OS, Architecture: p.Arch}}})
+	out.Binaries = append(out.Binaries, Binary{Platform: p, ImageDigest: d, SHA256: sum, Info: info})
+	return idx, nil
+}
+
+// finish annotates idx with the labels and sets out.Index and out.Digest.
+func (out *Image) finish(idx v1.ImageIndex) (*Image, error) {
+	spec := out.Spec
 	annotated, ok := mutate.Annotations(idx, spec.Labels()).(v1.ImageIndex)
 	if !ok {
 		return nil, fmt.Errorf("image %s: annotating the index did not return an index", spec.Name)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -51,12 +52,16 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "node: %v\n", err)
 		return 1
 	}
-	fmt.Printf("node: kube-apiserver ready %.1fs, node Ready %.1fs after start\n", n.APIReady.Seconds(),
-		n.Ready.Seconds())
+	fmt.Printf("node: kube-apiserver ready %.1fs, node Ready %.1fs, CRDs served and pause image pushed %.1fs after "+
+		"start\n", n.APIReady.Seconds(), n.Ready.Seconds(), time.Since(n.Started).Seconds())
 	shared.node, shared.root = n, root
+	tests := time.Now()
 	code := m.Run()
+	stop := time.Now()
 	if err := n.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "node: stop: %v\n", err)
 	}
+	fmt.Printf("node: tests ran %.1fs, the node stopped in %.1fs\n", stop.Sub(tests).Seconds(),
+		time.Since(stop).Seconds())
 	return code
 }

@@ -44,14 +44,13 @@ func TestKOFOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	n := shared.node
 	start := time.Now()
-	ref, err := n.PushImage(ctx, shared.root, "kof-operator", image.PackageOf("kof-operator"), operatorVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("kof-operator image built and pushed in %.1fs: %s", time.Since(start).Seconds(), ref)
+	refs := pushImages(t, "kof-operator", "kof-ui")
+	ref, uiRef := refs["kof-operator"], refs["kof-ui"]
+	t.Logf("kof-operator and kof-ui images built and pushed in %.1fs: %s, %s", time.Since(start).Seconds(), ref,
+		uiRef)
 	repo, digest, _ := strings.Cut(ref, "@")
+	repo, _, _ = strings.Cut(repo, ":"+operatorVersion)
 	registry, repository, _ := strings.Cut(repo, "/")
-	ref = repo + ":" + operatorVersion + "@" + digest // the chart's reference: tag and digest
 	restrictedNamespace(t, harness.UmbrellaNamespace)
 
 	work := filepath.Join(n.Dir, "session")
@@ -80,6 +79,7 @@ func TestKOFOnTheNode(t *testing.T) {
 	extra := map[string]any{"kof-mothership": map[string]any{"values": map[string]any{
 		"operator": map[string]any{"image": map[string]any{"registry": registry, "repository": repository,
 			"tag": operatorVersion, "digest": digest}},
+		"ui": uiValues(uiRef),
 	}}}
 	installStart := time.Now()
 	in, err := s.Install(ctx, sc, extra)
@@ -168,7 +168,37 @@ func TestKOFOnTheNode(t *testing.T) {
 				strings.Join(lines, "\n"))
 		}
 	}
+	_, uiDigest, _ := strings.Cut(uiRef, "@")
+	checkUI(t, uiDigest)
 	checkNamespacePods(t, harness.UmbrellaNamespace)
+}
+
+// pushImages builds the images of KOF's binaries names (cmd/<name>) with the release code and pushes them to the
+// node's registry, all at once; it returns each one's reference `<registry>/kof/<name>:<version>@<digest>`.
+func pushImages(t *testing.T, names ...string) map[string]string {
+	t.Helper()
+	type pushed struct {
+		name, ref string
+		err       error
+	}
+	ch := make(chan pushed, len(names))
+	for _, name := range names {
+		go func() {
+			ref, err := shared.node.PushImage(context.Background(), shared.root, name, image.PackageOf(name),
+				operatorVersion)
+			repo, digest, _ := strings.Cut(ref, "@")
+			ch <- pushed{name, repo + ":" + operatorVersion + "@" + digest, err}
+		}()
+	}
+	out := map[string]string{}
+	for range names {
+		p := <-ch
+		if p.err != nil {
+			t.Fatalf("image %s: %v", p.name, p.err)
+		}
+		out[p.name] = p.ref
+	}
+	return out
 }
 
 // fleet returns size child ClusterDeployments copied from the first child of sc, named child-fleet-<i>.
