@@ -69,12 +69,14 @@ type Node struct {
 	Dir string
 	// CRDs is the number of CRDs installed from NodeOptions.CRDDirs.
 	CRDs int
-	// Started is when StartNode began; APIReady and Ready how long after that kube-apiserver answered /readyz and
-	// the node reported Ready.
-	Started           time.Time
-	APIReady, Ready   time.Duration
-	procs             []*Process
-	root, binDir, pki string
+	// Started is when StartNode began; APIReady, Ready and CRDsServed how long after that kube-apiserver answered
+	// /readyz, the node reported Ready and the CRDs were served (WaitCRDs).
+	Started                     time.Time
+	APIReady, Ready, CRDsServed time.Duration
+	procs                       []*Process
+	root, binDir, pki           string
+	crds                        chan struct{} // closed when the CRD install has ended
+	crdErr                      error
 }
 
 // NodeOptions configures StartNode.
@@ -83,15 +85,16 @@ type NodeOptions struct {
 	Root string
 	// BinDir holds NodePrograms; empty means Root/bin.
 	BinDir string
-	// CRDDirs are folders of CRDs to install once the API server is up (CRDDirs(Root) for KOF's); nil installs
-	// none.
+	// CRDDirs are folders of CRDs to install once the API server is up (CRDDirs(Root) for KOF's), in the
+	// background (Node.WaitCRDs); nil installs none.
 	CRDDirs []string
 	// Progress receives one line per step; nil discards them.
 	Progress func(format string, args ...any)
 }
 
 // StartNode starts the node inside the namespaces of RunInNode and returns once kube-apiserver is ready, the node
-// Ready, the `default` ServiceAccount made and opts.CRDDirs served. Errors name the program (with the tail of its
+// Ready without its not-ready taint, the `default` ServiceAccount made and the pause image pushed; opts.CRDDirs are
+// installed after that, in the background (Node.WaitCRDs). Errors name the program (with the tail of its
 // log) or the step and the fix (`bash ci/node.sh`, `make tools`); whatever started is stopped again then.
 func StartNode(ctx context.Context, opts NodeOptions) (*Node, error) {
 	dir, ok := InNode()
@@ -151,7 +154,11 @@ func (n *Node) start(ctx context.Context, crdDirs []string, progress func(string
 	// containerd, etcd, the registry and kube-apiserver first; the pause image is built meanwhile and pushed once
 	// the registry answers.
 	pause := make(chan error, 1)
-	go func() { pause <- n.buildPause(ctx) }()
+	go func() {
+		err := n.buildPause(ctx)
+		progress("node: pause image pushed %.1fs after start", time.Since(n.Started).Seconds())
+		pause <- err
+	}()
 	if _, err := n.run("containerd", "containerd", "--config", n.path("containerd", "config.toml")); err != nil {
 		return err
 	}
@@ -208,31 +215,44 @@ func (n *Node) start(ctx context.Context, crdDirs []string, progress func(string
 			return err
 		}
 	}
-	var crdErr error
-	var wg sync.WaitGroup
-	if len(crdDirs) > 0 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := Scheme()
-			if err != nil {
-				crdErr = err
-				return
-			}
-			crds, err := envtest.InstallCRDs(n.Config, envtest.CRDInstallOptions{Paths: crdDirs, Scheme: s,
-				ErrorIfPathMissing: true, MaxTime: crdWait, PollInterval: 250 * time.Millisecond})
-			if err != nil {
-				crdErr = fmt.Errorf("install the CRDs of %v on the node: %w", crdDirs, err)
-				return
-			}
-			n.CRDs = len(crds)
-			progress("node: %d CRDs served", len(crds))
-		}()
+	// The CRDs once the node is schedulable: while kube-apiserver serves them, kube-controller-manager starts slowly
+	// (its controllers wait for discovery), and with it the removal of the node's not-ready taint.
+	if err := n.waitReady(ctx); err != nil {
+		return errors.Join(err, <-pause)
 	}
-	err = n.waitReady(ctx)
-	wg.Wait()
+	n.crds = make(chan struct{})
+	go func() {
+		defer close(n.crds)
+		if len(crdDirs) == 0 {
+			return
+		}
+		s, err := Scheme()
+		if err != nil {
+			n.crdErr = err
+			return
+		}
+		crds, err := envtest.InstallCRDs(n.Config, envtest.CRDInstallOptions{Paths: crdDirs, Scheme: s,
+			ErrorIfPathMissing: true, MaxTime: crdWait, PollInterval: 250 * time.Millisecond})
+		if err != nil {
+			n.crdErr = fmt.Errorf("install the CRDs of %v on the node: %w", crdDirs, err)
+			return
+		}
+		n.CRDs = len(crds)
+		n.CRDsServed = time.Since(n.Started)
+		progress("node: %d CRDs served %.1fs after start", len(crds), n.CRDsServed.Seconds())
+	}()
 	// the first pod needs the pause image; the node is Ready without it
-	return errors.Join(err, crdErr, <-pause)
+	return <-pause
+}
+
+// WaitCRDs waits until the CRDs of NodeOptions.CRDDirs are served (StartNode installs them in the background, so
+// pods that need none may start meanwhile) and returns the install's error, naming the folders.
+func (n *Node) WaitCRDs() error {
+	if n.crds == nil {
+		return errors.New("the node was not started (StartNode)")
+	}
+	<-n.crds
+	return n.crdErr
 }
 
 func (n *Node) pkiFile(name string) string { return filepath.Join(n.pki, name) }
@@ -336,8 +356,14 @@ func (n *Node) waitReady(ctx context.Context) error {
 		if ready && n.Ready == 0 {
 			n.Ready = time.Since(n.Started)
 		}
+		// The kubelet registers the node with the not-ready taint, which kube-controller-manager's node lifecycle
+		// controller removes once the node is Ready: until then the scheduler places no pod.
+		tainted := false
+		for _, taint := range node.Spec.Taints {
+			tainted = tainted || taint.Effect == corev1.TaintEffectNoSchedule || taint.Effect == corev1.TaintEffectNoExecute
+		}
 		var sa corev1.ServiceAccount
-		if ready && n.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &sa) == nil {
+		if ready && !tainted && n.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &sa) == nil {
 			return nil
 		}
 		for _, p := range n.procs {
@@ -346,8 +372,8 @@ func (n *Node) waitReady(ctx context.Context) error {
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("node %s not Ready (or no default ServiceAccount) within %s; kubelet log %s:\n%s",
-				NodeName, nodeStartWait, n.path("logs", "kubelet.log"), tail(n.path("logs", "kubelet.log"), 25))
+			return fmt.Errorf("node %s not Ready, still tainted %v or no default ServiceAccount within %s; kubelet "+
+				"log %s:\n%s", NodeName, node.Spec.Taints, nodeStartWait, n.path("logs", "kubelet.log"), tail(n.path("logs", "kubelet.log"), 25))
 		}
 		select {
 		case <-ctx.Done():
@@ -357,9 +383,9 @@ func (n *Node) waitReady(ctx context.Context) error {
 	}
 }
 
-// Stop stops the node's programs, all at once (Process.Terminate: a program still running 10 s after SIGTERM is
-// killed, which loses nothing of a node whose state is thrown away), and returns the error of a program that had
-// ended on its own. The pods' containers and containerd's shims end with the namespaces (RunInNode).
+// Stop kills the node's programs, all at once (Process.Kill: the node's state is thrown away, and a graceful stop
+// of kube-apiserver and the kubelet takes 10 s), and returns the error of a program that had ended on its own. The
+// pods' containers and containerd's shims end with the namespaces (RunInNode).
 func (n *Node) Stop() error {
 	errs := make([]error, len(n.procs))
 	var wg sync.WaitGroup
@@ -367,7 +393,7 @@ func (n *Node) Stop() error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = p.Terminate()
+			errs[i] = p.Kill()
 		}()
 	}
 	wg.Wait()
@@ -447,51 +473,54 @@ func (n *Node) Memory() ([]ProgramMemory, error) {
 // equal digests.
 var nodeImageCreated = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// PushImage builds the image name from the main package pkg of the module at root with the release's code
-// (release/image.Build, for this machine's architecture) and pushes it to NodeRegistry as kof/<name>:<version>. It
-// returns the pinned reference `<registry>/kof/<name>@sha256:...` that pods name; errors name the image and step.
+// PushImage builds the image name from the main package pkg of the module at root (NodeImage) and pushes it to
+// NodeRegistry (Push). It returns the pinned reference `<registry>/kof/<name>@sha256:...` that pods name; errors
+// name the image and step.
 func (n *Node) PushImage(ctx context.Context, root, name, pkg, version string) (string, error) {
-	work, err := os.MkdirTemp(n.Dir, "image-")
+	img, err := NodeImage(ctx, root, name, pkg, version)
 	if err != nil {
 		return "", err
+	}
+	return n.Push(ctx, img)
+}
+
+// NodeImage builds the image name of a node's pod from the main package pkg of the module at root with the
+// release's code (release/image.Build, for this machine's architecture; a temporary folder holds the binary). It
+// needs no running node, so a test may build its images while the node starts; errors name the image and step.
+func NodeImage(ctx context.Context, root, name, pkg, version string) (*image.Image, error) {
+	work, err := os.MkdirTemp("", "image-")
+	if err != nil {
+		return nil, err
 	}
 	defer os.RemoveAll(work)
-	img, err := image.Build(ctx, root, work, image.Spec{Name: name, Package: pkg,
+	return image.Build(ctx, root, work, image.Spec{Name: name, Package: pkg,
 		Platforms: []image.Platform{{OS: "linux", Arch: runtime.GOARCH}}, Version: version, Revision: "node",
 		Source: "https://github.com/k0rdent/kof", Created: nodeImageCreated})
-	if err != nil {
-		return "", err
-	}
-	return n.push(ctx, img)
 }
 
-// PushBinary packs the static binary at bin (a program ci/tools.sh builds into bin/, such as otelcol or minio) into
-// the image name with the release's code (release/image.Pack) and pushes it to NodeRegistry as
-// kof/<name>:<version>. It returns the pinned reference `<registry>/kof/<name>@sha256:...`; errors name the image
-// and step.
-func (n *Node) PushBinary(ctx context.Context, name, bin, version string) (string, error) {
+// BinaryImage packs the static binary at bin (a program ci/tools.sh builds into bin/, such as otelcol or minio)
+// into the image name with the release's code (release/image.Pack), for this machine's architecture. Errors name
+// the image and the fix.
+func BinaryImage(name, bin, version string) (*image.Image, error) {
 	info, err := buildinfo.ReadFile(bin)
 	if err != nil {
-		return "", fmt.Errorf("image %s: %w; build it with `bash ci/tools.sh --for test`", name, err)
+		return nil, fmt.Errorf("image %s: %w; build it with `bash ci/tools.sh --for test`", name, err)
 	}
-	img, err := image.Pack(image.Spec{Name: name, Package: info.Path, Version: version, Revision: "node",
+	return image.Pack(image.Spec{Name: name, Package: info.Path, Version: version, Revision: "node",
 		Source: "https://" + info.Main.Path, Created: nodeImageCreated},
 		image.Platform{OS: "linux", Arch: runtime.GOARCH}, bin)
-	if err != nil {
-		return "", err
-	}
-	return n.push(ctx, img)
 }
 
-// push pushes img to NodeRegistry as kof/<name>:<version> and returns its pinned reference.
-func (n *Node) push(ctx context.Context, img *image.Image) (string, error) {
+// Push pushes img to NodeRegistry as kof/<name>:<version> (its Spec's) and returns the pinned reference
+// `<registry>/kof/<name>@sha256:...`; errors name the image.
+func (n *Node) Push(ctx context.Context, img *image.Image) (string, error) {
 	name := img.Spec.Name
 	if err := waitHTTP(ctx, "registry", "http://"+NodeRegistry+"/v2/", http.DefaultClient, nil, 30*time.Second); err != nil {
 		return "", err
 	}
 	repo := NodeRegistry + "/kof/" + name
 	if _, err := (image.Remote{PlainHTTP: true}).Push(ctx, repo, img); err != nil {
-		return "", err
+		return "", fmt.Errorf("push image %s: %w", name, err)
 	}
 	return repo + "@" + img.Digest.String(), nil
 }

@@ -120,6 +120,8 @@ func RunInNode(name string, run func() int) int {
 }
 
 func runInNode(name string) (code int, err error) {
+	began := time.Now()
+	var inAt, outAt time.Time // the run inside the namespaces: start and end
 	dir, err := proc.Scratch(name)
 	if dir == "" {
 		return 1, err
@@ -130,6 +132,10 @@ func runInNode(name string) (code int, err error) {
 	defer func() {
 		if rmErr := removeAllRetry(dir); rmErr != nil {
 			err = errors.Join(err, rmErr)
+		}
+		if !inAt.IsZero() && !outAt.IsZero() {
+			fmt.Printf("node: namespaces set up in %.1fs, the run inside took %.1fs, their clean-up %.1fs\n",
+				inAt.Sub(began).Seconds(), outAt.Sub(inAt).Seconds(), time.Since(outAt).Seconds())
 		}
 	}()
 	if err := SweepCgroups(); err != nil {
@@ -223,11 +229,16 @@ func runInNode(name string) (code int, err error) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	inAt = time.Now()
 	if err := inside.Start(); err != nil {
 		return 1, fmt.Errorf("start nsenter: %w", err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- inside.Wait() }()
+	go func() {
+		err := inside.Wait()
+		outAt = time.Now()
+		done <- err
+	}()
 	for {
 		select {
 		case s := <-sigs:

@@ -47,3 +47,39 @@ func TestOperatorStopReportsAProcessThatEndedOnItsOwn(t *testing.T) {
 		t.Fatalf("Stop error = %v, want one saying the operator stopped on its own", err)
 	}
 }
+
+// Kill (the node's programs) ends a process that ignores SIGTERM at once and reports one that ended on its own.
+func TestProcessKillEndsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	p, err := StartProcess("stubborn", "/bin/sh", filepath.Join(dir, "kubeconfig"),
+		[]string{"-c", "trap '' TERM; sleep 30 & wait"}, nil, filepath.Join(dir, "stubborn.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := p.Kill(); err != nil {
+		t.Errorf("Kill of a running process: %v, want nil", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Kill took %s, want an immediate end", d)
+	}
+	if _, ended := p.Exited(); !ended {
+		t.Error("the process still runs after Kill")
+	}
+	q, err := StartProcess("false", "/bin/false", filepath.Join(dir, "kubeconfig"), nil, nil,
+		filepath.Join(dir, "false.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, ended := q.Exited(); ended {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("/bin/false still runs after 10s")
+		}
+	}
+	if err := q.Kill(); err == nil || !strings.Contains(err.Error(), "stopped on its own") {
+		t.Errorf("Kill of an ended process: %v, want one saying it stopped on its own", err)
+	}
+}

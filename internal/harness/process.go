@@ -68,14 +68,8 @@ func (p *Process) Exited() (err error, ok bool) {
 // Stop sends SIGTERM, waits up to processStopGrace for a clean exit and kills the process after that. It returns
 // an error when the process had ended on its own, had to be killed, or ended with an error other than the
 // termination itself.
-func (p *Process) Stop() error { return p.stop(false) }
+func (p *Process) Stop() error {
 
-// Terminate is Stop for a program whose state is thrown away with it (the node's): its exit status after SIGTERM
-// means nothing (kube-scheduler exits 1 when its context ends without leader election) and a kill after the grace
-// period loses nothing, so it returns an error only when the process had ended on its own.
-func (p *Process) Terminate() error { return p.stop(true) }
-
-func (p *Process) stop(anyStatus bool) error {
 	defer p.log.Close()
 	if err, ok := p.Exited(); ok {
 		return fmt.Errorf("%s had stopped on its own: %w (log: %s)", p.Name, err, p.LogPath)
@@ -84,17 +78,26 @@ func (p *Process) stop(anyStatus bool) error {
 	select {
 	case err := <-p.done:
 		var exit *exec.ExitError
-		if err == nil || anyStatus || (errors.As(err, &exit) && exit.ExitCode() <= 0) { // 0, or ended by the signal
+		if err == nil || (errors.As(err, &exit) && exit.ExitCode() <= 0) { // 0, or ended by the signal
 			return nil
 		}
 		return fmt.Errorf("%s exit: %w (log: %s)", p.Name, err, p.LogPath)
 	case <-time.After(processStopGrace):
 		_ = p.cmd.Process.Kill()
 		<-p.done
-		if anyStatus {
-			return nil
-		}
 		return fmt.Errorf("%s did not stop within %s of SIGTERM; killed (log: %s)", p.Name, processStopGrace,
 			p.LogPath)
 	}
+}
+
+// Kill ends a program whose state is thrown away with it at once (SIGKILL) and waits for its end; it returns an
+// error only when the process had ended on its own.
+func (p *Process) Kill() error {
+	defer p.log.Close()
+	if err, ok := p.Exited(); ok {
+		return fmt.Errorf("%s had stopped on its own: %w (log: %s)", p.Name, err, p.LogPath)
+	}
+	_ = p.cmd.Process.Kill()
+	p.done <- <-p.done // keep its end for Exited
+	return nil
 }

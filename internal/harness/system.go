@@ -75,7 +75,7 @@ type SessionOptions struct {
 	// Progress receives one line per step; nil discards them.
 	Progress func(format string, args ...any)
 	// Node, when set, is the real node (StartNode) the session runs on: its API server (with the CRDs the node
-	// installed) instead of a control plane of the session's own, and the kof-operator as the pods of its
+	// installed, waited for) instead of a control plane of the session's own, and the kof-operator as the pods of its
 	// Deployment, which an installation waits for, instead of a process.
 	Node *Node
 }
@@ -95,6 +95,9 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 		s.progress = func(string, ...any) {}
 	}
 	if n := opts.Node; n != nil {
+		if err := n.WaitCRDs(); err != nil {
+			return nil, err
+		}
 		s.ControlPlane = &ControlPlane{Config: n.Config, Client: n.Client, Kubeconfig: n.Kubeconfig, CRDs: n.CRDs}
 		s.Helm = &Helm{Kubeconfig: n.Kubeconfig, Client: n.Client}
 		if err := s.startFlux(); err != nil {

@@ -34,9 +34,9 @@ type Spec struct {
 
 // Server is one running server.
 type Server struct {
-	// URL is `http://127.0.0.1:<port>`.
+	// URL is `http://<host>:<port>` (host 127.0.0.1 unless StartServerOn says otherwise).
 	URL string
-	// Addr is `127.0.0.1:<port>`.
+	// Addr is `<host>:<port>`.
 	Addr string
 	// Dir is the data folder (kept across Restart).
 	Dir string

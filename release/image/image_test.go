@@ -249,3 +249,37 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Pack puts a static binary built elsewhere (here one without the CA roots, as a third-party program may be) into
+// an image Verify accepts, with the binary as entrypoint; a binary of another platform and a dynamically linked one
+// are refused with the reason.
+func TestPackBinaryBuiltElsewhere(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	amd64, arm64 := Platform{OS: "linux", Arch: "amd64"}, Platform{OS: "linux", Arch: "arm64"}
+	bin := filepath.Join(dir, "noroots")
+	if err := GoBuild(ctx, moduleRoot, "./release/image/testdata/noroots", amd64, bin); err != nil {
+		t.Fatal(err)
+	}
+	spec := helloSpec()
+	spec.Name, spec.Package = "noroots", "kof.dev/kof/release/image/testdata/noroots"
+	img, err := Pack(spec, amd64, bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Verify(img.Index, "noroots"); err != nil {
+		t.Error(err)
+	}
+	if len(img.Binaries) != 1 || img.Binaries[0].Platform != amd64 || img.Binaries[0].Info == nil {
+		t.Errorf("binaries %+v, want the one linux/amd64 binary with its build information", img.Binaries)
+	}
+	if _, err := Pack(spec, arm64, bin); err == nil || !strings.Contains(err.Error(), "built for linux/amd64, want linux/arm64") {
+		t.Errorf("packing a linux/amd64 binary as linux/arm64: %v, want the platform named", err)
+	}
+	if _, err := Pack(spec, amd64, "/bin/sh"); err == nil {
+		t.Error("packing /bin/sh (no Go build information, dynamically linked) succeeded")
+	}
+	if _, err := Pack(Spec{Name: "x"}, amd64, bin); err == nil || !strings.Contains(err.Error(), "version is empty") {
+		t.Errorf("an incomplete spec: %v, want it refused", err)
+	}
+}

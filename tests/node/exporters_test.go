@@ -67,7 +67,6 @@ func TestExportersOnTheNode(t *testing.T) {
 			servers[i], errs[i] = testproc.StartServerOn(spec, filepath.Join(n.Dir, "servers", spec.Tool), harness.NodeIP)
 		}()
 	}
-	refs := pushImages(t, "cold-storage-exporter", "audit-logs-exporter")
 	wg.Wait()
 	for i, s := range servers {
 		if s != nil {
@@ -78,7 +77,7 @@ func TestExportersOnTheNode(t *testing.T) {
 		}
 	}
 	vm, vl, minio := servers[0], servers[1], servers[2]
-	t.Logf("exporter images pushed, VictoriaMetrics, VictoriaLogs and MinIO started on %s in %.1fs", harness.NodeIP,
+	t.Logf("VictoriaMetrics, VictoriaLogs and MinIO started on %s in %.1fs", harness.NodeIP,
 		time.Since(start).Seconds())
 	restrictedNamespace(t, exportersNamespace)
 	h := window.Of(time.Now()).Prev()
@@ -97,7 +96,7 @@ func TestExportersOnTheNode(t *testing.T) {
 			"S3_SECRET_KEY": user.SecretKey})
 		folder := coldstorage.Folder("telemetry", "acme", "mothership", h, coldstorage.Metrics)
 		p := holdingProxy(t, minio, "/kof-cold/"+folder+coldstorage.SuccessName)
-		installExporter(t, "cold-storage-exporter", refs["cold-storage-exporter"], map[string]any{
+		installExporter(t, "cold-storage-exporter", imageRef(t, "cold-storage-exporter"), map[string]any{
 			"sources":   "metrics",
 			"endpoints": map[string]any{"metrics": vm.URL},
 			"s3": map[string]any{"bucket": "kof-cold", "endpoint": p.url, "usePathStyle": true,
@@ -160,7 +159,7 @@ func TestExportersOnTheNode(t *testing.T) {
 			"S3_SECRET_KEY": user.SecretKey})
 		folder := evidence.Folder(evidence.StreamPlatform, evidence.TenantPlatform, h)
 		p := holdingProxy(t, minio, "/kof-audit/"+folder+evidence.ManifestName)
-		installExporter(t, "audit-logs-exporter", refs["audit-logs-exporter"], map[string]any{
+		installExporter(t, "audit-logs-exporter", imageRef(t, "audit-logs-exporter"), map[string]any{
 			"endpoint": vl.URL,
 			"s3": map[string]any{"bucket": "kof-audit", "endpoint": p.url,
 				"existingSecret": "audit-logs-exporter-s3-credentials"},
@@ -359,9 +358,9 @@ func waitGone(t *testing.T, p *corev1.Pod) {
 func installExporter(t *testing.T, chart, ref string, values map[string]any) {
 	t.Helper()
 	repo, digest, _ := strings.Cut(ref, "@")
-	repo, _, _ = strings.Cut(repo, ":"+operatorVersion)
+	repo, _, _ = strings.Cut(repo, ":"+imageVersion)
 	registry, repository, _ := strings.Cut(repo, "/")
-	values["image"] = map[string]any{"registry": registry, "repository": repository, "tag": operatorVersion,
+	values["image"] = map[string]any{"registry": registry, "repository": repository, "tag": imageVersion,
 		"digest": digest}
 	h := &harness.Helm{Kubeconfig: shared.node.Kubeconfig, Client: shared.node.Client}
 	if _, err := h.Install(context.Background(), harness.Release{Name: chart, Namespace: exportersNamespace,

@@ -19,11 +19,7 @@ import (
 
 	"kof.dev/kof/internal/harness"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
-	"kof.dev/kof/release/image"
 )
-
-// operatorVersion is the version of the kof-operator image the node test builds.
-const operatorVersion = "0.0.0-node"
 
 // fleetSize is the number of child ClusterDeployments the test adds to scenario 01's clusters: enough that the
 // operator is still reconciling them when its leader pod is deleted.
@@ -43,13 +39,9 @@ const quietPeriod = 10 * time.Second
 func TestKOFOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	n := shared.node
-	start := time.Now()
-	refs := pushImages(t, "kof-operator", "kof-ui")
-	ref, uiRef := refs["kof-operator"], refs["kof-ui"]
-	t.Logf("kof-operator and kof-ui images built and pushed in %.1fs: %s, %s", time.Since(start).Seconds(), ref,
-		uiRef)
+	ref, uiRef := imageRef(t, "kof-operator"), imageRef(t, "kof-ui")
 	repo, digest, _ := strings.Cut(ref, "@")
-	repo, _, _ = strings.Cut(repo, ":"+operatorVersion)
+	repo, _, _ = strings.Cut(repo, ":"+imageVersion)
 	registry, repository, _ := strings.Cut(repo, "/")
 	restrictedNamespace(t, harness.UmbrellaNamespace)
 
@@ -78,7 +70,7 @@ func TestKOFOnTheNode(t *testing.T) {
 	sc.Clusters = append(sc.Clusters, fleet(t, sc, fleetSize)...)
 	extra := map[string]any{"kof-mothership": map[string]any{"values": map[string]any{
 		"operator": map[string]any{"image": map[string]any{"registry": registry, "repository": repository,
-			"tag": operatorVersion, "digest": digest}},
+			"tag": imageVersion, "digest": digest}},
 		"ui": uiValues(uiRef),
 	}}}
 	installStart := time.Now()
@@ -171,34 +163,6 @@ func TestKOFOnTheNode(t *testing.T) {
 	_, uiDigest, _ := strings.Cut(uiRef, "@")
 	checkUI(t, uiDigest)
 	checkNamespacePods(t, harness.UmbrellaNamespace)
-}
-
-// pushImages builds the images of KOF's binaries names (cmd/<name>) with the release code and pushes them to the
-// node's registry, all at once; it returns each one's reference `<registry>/kof/<name>:<version>@<digest>`.
-func pushImages(t *testing.T, names ...string) map[string]string {
-	t.Helper()
-	type pushed struct {
-		name, ref string
-		err       error
-	}
-	ch := make(chan pushed, len(names))
-	for _, name := range names {
-		go func() {
-			ref, err := shared.node.PushImage(context.Background(), shared.root, name, image.PackageOf(name),
-				operatorVersion)
-			repo, digest, _ := strings.Cut(ref, "@")
-			ch <- pushed{name, repo + ":" + operatorVersion + "@" + digest, err}
-		}()
-	}
-	out := map[string]string{}
-	for range names {
-		p := <-ch
-		if p.err != nil {
-			t.Fatalf("image %s: %v", p.name, p.err)
-		}
-		out[p.name] = p.ref
-	}
-	return out
 }
 
 // fleet returns size child ClusterDeployments copied from the first child of sc, named child-fleet-<i>.

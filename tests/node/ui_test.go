@@ -29,10 +29,10 @@ var uiLabels = map[string]string{"app.kubernetes.io/name": "kof-mothership", "ap
 // (`<registry>/<repository>:<tag>@<digest>`).
 func uiValues(ref string) map[string]any {
 	repo, digest, _ := strings.Cut(ref, "@")
-	repo, _, _ = strings.Cut(repo, ":"+operatorVersion)
+	repo, _, _ = strings.Cut(repo, ":"+imageVersion)
 	registry, repository, _ := strings.Cut(repo, "/")
 	return map[string]any{"enabled": true, "image": map[string]any{"registry": registry,
-		"repository": repository, "tag": operatorVersion, "digest": digest}}
+		"repository": repository, "tag": imageVersion, "digest": digest}}
 }
 
 // checkUI checks kof-ui as kof-mothership deploys it on the node (ui.enabled, its image pinned by digest), reached
@@ -139,10 +139,11 @@ func checkUI(t *testing.T, digest string) {
 }
 
 // uiCall GETs url with bearer (none when "") and returns the status and body, retrying for a few seconds while the
-// status differs from want (a new RBAC binding reaches the authorizer's cache shortly after its creation).
+// status differs from want (a new RBAC binding reaches the authorizer's cache shortly after its creation). A
+// viewer's page reads the whole fleet and renders its prediction, which takes seconds on two busy cores.
 func uiCall(t *testing.T, url, bearer string, want int) (int, string) {
 	t.Helper()
-	hc := &http.Client{Timeout: 10 * time.Second}
+	hc := &http.Client{Timeout: time.Minute}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		req, err := http.NewRequest(http.MethodGet, url, nil)

@@ -45,11 +45,14 @@ const (
 // from the API server, run as the DaemonSet the operator would make of it (collectorDaemonSet says what differs) on
 // KOF's collector image (bin/otelcol of ci/tools.sh, KOF's distribution, packed by the release code and pulled from
 // the node's registry). Its exporters write to VictoriaMetrics and VictoriaLogs, host processes on the node's IP
-// (internal/testproc). The host metrics of the node and the container log of a pod started after the collector
-// arrive, stamped with the cluster's name.
+// (internal/testproc). The host metrics of the node arrive with the `cluster` label and the container log of a pod
+// started after the collector with k8s.cluster.name, both the cluster's name.
 func TestCollectorOnTheNode(t *testing.T) {
 	ctx := context.Background()
 	n := shared.node
+	if err := n.WaitCRDs(); err != nil { // the OpenTelemetryCollector CRD
+		t.Fatal(err)
+	}
 	start := time.Now()
 	vm := testproc.ServerOn(t, testproc.VictoriaMetricsSpec(), harness.NodeIP)
 	vl := testproc.ServerOn(t, testproc.VictoriaLogsSpec(), harness.NodeIP)
@@ -57,7 +60,6 @@ func TestCollectorOnTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := &harness.Helm{Kubeconfig: n.Kubeconfig, Client: n.Client}
-	const tag = "0.0.0-node"
 	if _, err := h.Install(ctx, harness.Release{Name: collector.CollectorsChart, Namespace: collectorsNamespace,
 		ChartDir: filepath.Join(shared.root, "charts", collector.CollectorsChart), Values: map[string]any{
 			"kof": map[string]any{"basicAuth": false,
@@ -66,9 +68,11 @@ func TestCollectorOnTheNode(t *testing.T) {
 				"auditLogs": map[string]any{"endpoint": vl.URL + "/insert/opentelemetry/v1/logs"},
 			},
 			"opentelemetry-kube-stack": map[string]any{"clusterName": collectorCluster},
-			"collectors":               map[string]any{"cluster": map[string]any{"enabled": false}},
+			// The control plane of this node is no k0s one: no etcd client certificate under PKI_PATH.
+			"collectors": map[string]any{"cluster": map[string]any{"enabled": false},
+				"node": map[string]any{"controlPlaneMetrics": false}},
 			"images": map[string]any{"collector": map[string]any{"registry": harness.NodeRegistry,
-				"repository": "kof/otelcol", "tag": tag}},
+				"repository": "kof/otelcol", "tag": imageVersion}},
 		}}); err != nil {
 		t.Fatalf("install kof-collectors: %v", err)
 	}
@@ -88,10 +92,7 @@ func TestCollectorOnTheNode(t *testing.T) {
 	if otc == nil {
 		t.Fatalf("kof-collectors made no node OpenTelemetryCollector (%d in %s)", len(list.Items), collectorsNamespace)
 	}
-	ref, err := n.PushBinary(ctx, "otelcol", filepath.Join(shared.root, "bin", "otelcol"), tag)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := imageRef(t, "otelcol")
 	cm, ds := collectorDaemonSet(t, otc)
 	for _, o := range []client.Object{cm, ds} {
 		if err := n.Client.Create(ctx, o); err != nil {
@@ -117,7 +118,7 @@ func TestCollectorOnTheNode(t *testing.T) {
 
 	shipped := time.Now()
 	series := waitQuery(t, vm.URL+"/api/v1/series?"+url.Values{"match[]": {
-		fmt.Sprintf(`system_memory_usage_bytes{k8s_cluster_name=%q}`, collectorCluster)}}.Encode(), vm, func(body []byte) bool {
+		fmt.Sprintf(`system_memory_usage_bytes{cluster=%q}`, collectorCluster)}}.Encode(), vm, func(body []byte) bool {
 		var r struct {
 			Data []map[string]string `json:"data"`
 		}
@@ -197,8 +198,9 @@ func collectorDaemonSet(t *testing.T, otc *unstructured.Unstructured) (*corev1.C
 	volumes := append([]corev1.Volume{{Name: "otc-internal", VolumeSource: corev1.VolumeSource{
 		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name},
 			Items: []corev1.KeyToPath{{Key: "collector.yaml", Path: "collector.yaml"}}}}}}, spec.Volumes...)
-	health := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/",
-		Port: intstr.FromInt32(13133)}}, PeriodSeconds: 2}
+	// The operator's probes on the health_check extension; the readiness probe's period is the test's, so that
+	// Ready follows the collector's start closely.
+	health := corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromInt32(13133)}}
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: otc.GetNamespace(), Name: name, Labels: labels},
 		Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
@@ -207,7 +209,8 @@ func collectorDaemonSet(t *testing.T, otc *unstructured.Unstructured) (*corev1.C
 				Containers: []corev1.Container{{Name: otelContainer, Image: spec.Image,
 					Args: []string{"--config=" + otelConfigDir + "/collector.yaml"}, Env: env,
 					Resources: spec.Resources, SecurityContext: spec.SecurityContext, VolumeMounts: mounts,
-					ReadinessProbe: health, LivenessProbe: health}}}}}}
+					LivenessProbe:  &corev1.Probe{ProbeHandler: health},
+					ReadinessProbe: &corev1.Probe{ProbeHandler: health, PeriodSeconds: 1}}}}}}}
 	return cm, ds
 }
 
