@@ -59,7 +59,9 @@ const cniConfig = `{"cniVersion": "0.4.0", "name": "kof-node", "plugins": [
 // socket, x509 client authentication against the node CA (the API server's kubelet client) and no other, the
 // serving address on the node IP (the API server dials the InternalIP for logs and exec), no DNS (pods reach the API
 // server by the `kubernetes` Service's environment), eviction and image garbage collection effectively off (the
-// scratch folder lives on a shared disk whose fill level is not the node's), volume plugins and pod logs in the
+// scratch folder lives on a shared disk whose fill level is not the node's: thresholds in bytes and inodes, never
+// percentages, since a shared disk with less than 1% free would taint the node with DiskPressure and stop every
+// schedule), volume plugins and pod logs in the
 // scratch folder. %[1]s is the scratch folder, %[2]s the cgroup root.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -83,7 +85,8 @@ authorization: {mode: AlwaysAllow}
 podLogsDir: %[1]s/kubelet/logs
 volumePluginDir: %[1]s/kubelet/volume-plugins
 resolvConf: ""
-evictionHard: {memory.available: "1Mi", nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
+evictionHard: {memory.available: "1Mi", nodefs.available: "1Mi", imagefs.available: "1Mi", nodefs.inodesFree: "1",
+  imagefs.inodesFree: "1"}
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 protectKernelDefaults: false

@@ -34,9 +34,9 @@ type Spec struct {
 
 // Server is one running server.
 type Server struct {
-	// URL is `http://<host>:<port>` (host 127.0.0.1 unless StartServerOn says otherwise).
+	// URL is `http://127.0.0.1:<port>`.
 	URL string
-	// Addr is `<host>:<port>`.
+	// Addr is `127.0.0.1:<port>`.
 	Addr string
 	// Dir is the data folder (kept across Restart).
 	Dir string
@@ -82,12 +82,6 @@ func RepoRoot() (string, error) {
 // StartServer starts spec with data in dir (created when missing) on a free loopback port and waits until it is ready.
 // Errors name the binary and the fix (`make tools`), or quote the end of the server's log.
 func StartServer(spec Spec, dir string) (*Server, error) {
-	return StartServerOn(spec, dir, "127.0.0.1")
-}
-
-// StartServerOn is StartServer listening on a free port of the IP address host instead of loopback (a real node's
-// IP, which its pods reach).
-func StartServerOn(spec Spec, dir, host string) (*Server, error) {
 	bins, err := BinDir()
 	if err != nil {
 		return nil, err
@@ -99,7 +93,7 @@ func StartServerOn(spec Spec, dir, host string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", dir, err)
 	}
-	addr, err := freeAddr(host)
+	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -110,11 +104,11 @@ func StartServerOn(spec Spec, dir, host string) (*Server, error) {
 	return s, nil
 }
 
-// freeAddr returns an address of host with a port that was free a moment ago.
-func freeAddr(host string) (string, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", fmt.Errorf("find a free port on %s: %w", host, err)
+		return "", fmt.Errorf("find a free loopback port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
@@ -256,13 +250,9 @@ func procStatusKB(pid int, key string) (int64, error) {
 }
 
 // startServerT starts spec in a temporary folder of t and stops it when t ends; it fails t on error.
-func startServerT(t testing.TB, spec Spec) *Server { t.Helper(); return ServerOn(t, spec, "127.0.0.1") }
-
-// ServerOn starts spec listening on an address of host (StartServerOn) in a temporary folder of t and stops it when t
-// ends; it fails t on error.
-func ServerOn(t testing.TB, spec Spec, host string) *Server {
+func startServerT(t testing.TB, spec Spec) *Server {
 	t.Helper()
-	s, err := StartServerOn(spec, t.TempDir(), host)
+	s, err := StartServer(spec, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

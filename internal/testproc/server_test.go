@@ -1,7 +1,6 @@
 package testproc
 
 import (
-	"net"
 	"net/http"
 	"testing"
 )
@@ -34,24 +33,5 @@ func TestServers(t *testing.T) {
 				t.Errorf("after Restart: HTTP %d", resp.StatusCode)
 			}
 		})
-	}
-}
-
-// TestServerOnListensOnTheGivenAddress starts a server on another address than 127.0.0.1 (a real node's IP in
-// tests/node; here 127.0.0.2 of loopback) and checks that it answers there and not on 127.0.0.1.
-func TestServerOnListensOnTheGivenAddress(t *testing.T) {
-	s := ServerOn(t, VictoriaLogsSpec(), "127.0.0.2")
-	host, port, err := net.SplitHostPort(s.Addr)
-	if err != nil || host != "127.0.0.2" || s.URL != "http://"+s.Addr {
-		t.Fatalf("Addr %q URL %q, want 127.0.0.2:<port> (%v)", s.Addr, s.URL, err)
-	}
-	resp, err := http.Get(s.URL + "/health")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp, err := http.Get("http://127.0.0.1:" + port + "/health"); err == nil {
-		_ = resp.Body.Close()
-		t.Errorf("the server on 127.0.0.2 also answers on 127.0.0.1:%s", port)
 	}
 }

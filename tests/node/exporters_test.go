@@ -8,6 +8,8 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -45,41 +47,23 @@ const jobWait = 2 * time.Minute
 // Both exporter charts installed with the Helm SDK from the user guides' values (docs/cold-storage.md,
 // docs/audit-logs.md: the S3 user holding exactly the guide's policy, its keys and the signing key in Secrets), their
 // images built by the release code and pulled by digest from the node's registry. VictoriaMetrics, VictoriaLogs and
-// MinIO run as host processes (internal/testproc, the binaries ci/tools.sh builds) on the node's IP, which the pods
-// reach through the CNI bridge: the exporters are what this test puts in pods. Each exporter's S3 endpoint is a
-// reverse proxy of the test in front of MinIO, so the run can be caught mid-window: the first manual Job (a Job
-// made from the CronJob's jobTemplate, as `kubectl create job --from=cronjob/...` makes it) is held at the
-// request that would commit the window (cold storage's `_SUCCESS`, the audit trail's manifest.json), its pod deleted
-// with no grace period (SIGKILL), and the Job deleted before its controller retries; the window is then
-// unpublished. The next manual Job completes, and the bucket holds the window's files once, with the rows written
-// to the sources (10 samples of one series; 6 audit events, signed and verifying). Both exporters run at once.
+// MinIO run as pods of the same namespace (storagePods), reached through their Services. Each exporter's S3 endpoint
+// is a reverse proxy of the test (on the node's IP) in front of MinIO's Service, so the run can be caught
+// mid-window: the first manual Job (a Job made from the CronJob's jobTemplate, as `kubectl create job
+// --from=cronjob/...` makes it) is held at the request that would commit the window (cold storage's `_SUCCESS`,
+// the audit trail's manifest.json), its pod deleted with no grace period (SIGKILL), and the Job deleted before its
+// controller retries; the window is then unpublished. The next manual Job completes, and the bucket holds the
+// window's files once, with the rows written to the sources (10 samples of one series; 6 audit events, signed and
+// verifying). Both exporters run at once.
 func TestExportersOnTheNode(t *testing.T) {
 	ctx := context.Background()
-	n := shared.node
-	start := time.Now()
-	var servers [3]*testproc.Server
-	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, spec := range []testproc.Spec{testproc.VictoriaMetricsSpec(), testproc.VictoriaLogsSpec(), testproc.MinIOSpec()} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			servers[i], errs[i] = testproc.StartServerOn(spec, filepath.Join(n.Dir, "servers", spec.Tool), harness.NodeIP)
-		}()
-	}
-	wg.Wait()
-	for i, s := range servers {
-		if s != nil {
-			t.Cleanup(func() { _ = s.Stop() })
-		}
-		if errs[i] != nil {
-			t.Fatal(errs[i])
-		}
-	}
-	vm, vl, minio := servers[0], servers[1], servers[2]
-	t.Logf("VictoriaMetrics, VictoriaLogs and MinIO started on %s in %.1fs", harness.NodeIP,
-		time.Since(start).Seconds())
 	restrictedNamespace(t, exportersNamespace)
+	start := time.Now()
+	servers := storagePods(t, exportersNamespace, testproc.VictoriaMetricsSpec(), testproc.VictoriaLogsSpec(),
+		testproc.MinIOSpec())
+	vm, vl, minio := servers[0], servers[1], servers[2]
+	t.Logf("VictoriaMetrics, VictoriaLogs and MinIO pods Ready and answering through their Services %.1fs after "+
+		"their creation", time.Since(start).Seconds())
 	h := window.Of(time.Now()).Prev()
 
 	t.Run("cold-storage", func(t *testing.T) {
@@ -448,6 +432,7 @@ func holdingProxy(t *testing.T, minio *testproc.Server, path string) *proxy {
 	p := &proxy{url: "http://" + l.Addr().String(), held: make(chan struct{}), released: make(chan struct{})}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
+	rp.ErrorLog = log.New(io.Discard, "", 0) // the killed pod's requests end with it: expected, not news
 	var holding sync.Once
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter,
 		r *http.Request) {

@@ -38,9 +38,13 @@ var shared struct {
 const imageVersion = "0.0.0-node"
 
 // nodeImages are the images of the package's pods, in the order they are built (the first test's first): KOF's
-// binaries (cmd/<name>) built by the release code, and KOF's OpenTelemetry Collector distribution (bin/otelcol of
-// ci/tools.sh) packed by it.
-var nodeImages = []string{"cold-storage-exporter", "audit-logs-exporter", "kof-operator", "kof-ui", "otelcol"}
+// binaries (cmd/<name>) built by the release code, and the programs of packedImages packed by it.
+var nodeImages = []string{"cold-storage-exporter", "audit-logs-exporter", "victoria-metrics", "victoria-logs",
+	"minio", "kof-operator", "kof-ui", "otelcol"}
+
+// packedImages are the third-party programs ci/tools.sh builds into bin/ that the package runs in pods: KOF's
+// OpenTelemetry Collector distribution, VictoriaMetrics, VictoriaLogs and MinIO.
+var packedImages = map[string]bool{"otelcol": true, "victoria-metrics": true, "victoria-logs": true, "minio": true}
 
 // nodeImage is one image of nodeImages: its reference `<registry>/kof/<name>:<imageVersion>@<digest>` once pushed
 // to the node's registry, or the error of its build or push.
@@ -65,7 +69,7 @@ func buildImages(root string, node <-chan *harness.Node) map[string]*nodeImage {
 			ni := out[name]
 			start := time.Now()
 			var img *image.Image
-			if name == "otelcol" {
+			if packedImages[name] {
 				img, ni.err = harness.BinaryImage(name, filepath.Join(root, "bin", name), imageVersion)
 			} else {
 				img, ni.err = harness.NodeImage(ctx, root, name, image.PackageOf(name), imageVersion)

@@ -23,10 +23,16 @@ const podWait = 90 * time.Second
 // restrictedNamespace creates namespace name enforcing the `restricted` Pod Security level (latest version).
 func restrictedNamespace(t *testing.T, name string) {
 	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+	namespace(t, name, map[string]string{
 		"pod-security.kubernetes.io/enforce":         "restricted",
 		"pod-security.kubernetes.io/enforce-version": "latest",
-	}}}
+	})
+}
+
+// namespace creates namespace name with labels and waits for its `default` ServiceAccount.
+func namespace(t *testing.T, name string, labels map[string]string) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	if err := shared.node.Client.Create(context.Background(), ns); err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}

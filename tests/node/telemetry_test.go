@@ -44,8 +44,8 @@ const (
 // the OpenTelemetry operator does not build offline), then the node collector's OpenTelemetryCollector, read back
 // from the API server, run as the DaemonSet the operator would make of it (collectorDaemonSet says what differs) on
 // KOF's collector image (bin/otelcol of ci/tools.sh, KOF's distribution, packed by the release code and pulled from
-// the node's registry). Its exporters write to VictoriaMetrics and VictoriaLogs, host processes on the node's IP
-// (internal/testproc). The host metrics of the node arrive with the `cluster` label and the container log of a pod
+// the node's registry). Its exporters write to VictoriaMetrics and VictoriaLogs, pods of the same namespace
+// (storagePods) reached through their Services. The host metrics of the node arrive with the `cluster` label and the container log of a pod
 // started after the collector with k8s.cluster.name, both the cluster's name.
 func TestCollectorOnTheNode(t *testing.T) {
 	ctx := context.Background()
@@ -54,11 +54,9 @@ func TestCollectorOnTheNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	vm := testproc.ServerOn(t, testproc.VictoriaMetricsSpec(), harness.NodeIP)
-	vl := testproc.ServerOn(t, testproc.VictoriaLogsSpec(), harness.NodeIP)
-	if err := n.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: collectorsNamespace}}); err != nil {
-		t.Fatal(err)
-	}
+	namespace(t, collectorsNamespace, nil)
+	servers := storagePods(t, collectorsNamespace, testproc.VictoriaMetricsSpec(), testproc.VictoriaLogsSpec())
+	vm, vl := servers[0], servers[1]
 	h := &harness.Helm{Kubeconfig: n.Kubeconfig, Client: n.Client}
 	if _, err := h.Install(ctx, harness.Release{Name: collector.CollectorsChart, Namespace: collectorsNamespace,
 		ChartDir: filepath.Join(shared.root, "charts", collector.CollectorsChart), Values: map[string]any{
@@ -103,7 +101,7 @@ func TestCollectorOnTheNode(t *testing.T) {
 	if id := pod.Status.ContainerStatuses[0].ImageID; !strings.HasSuffix(id, strings.SplitN(ref, "@", 2)[1]) {
 		t.Errorf("collector pod %s runs %s, want the pushed %s", pod.Name, id, ref)
 	}
-	t.Logf("node collector pod %s Ready %.1fs after the servers started (image %s)", pod.Name,
+	t.Logf("node collector pod %s Ready %.1fs after the storage pods' creation (image %s)", pod.Name,
 		time.Since(start).Seconds(), ref)
 
 	// A pod that logs one line and ends, started once the collector runs: the filelog receiver reads new files
