@@ -3,7 +3,8 @@
 #   1. operator deepcopy, CRDs and RBAC          (operator/generate.sh, controller-gen)
 #   2. kof-mothership's copy of the CRDs and RBAC (charts/kof-mothership/generate.sh)
 #   3. the chart partials several charts share, copied from charts/partials (charts/partials/generate.sh)
-#   4. KOF's Grafana dashboards as JSON in charts/kof-dashboards (kof dashboards generate, chartlib/dashboards)
+#   4. KOF's Grafana dashboards as JSON in charts/kof-dashboards and charts/kof-storage (kof dashboards generate,
+#      chartlib/dashboards)
 #   5. values JSON schemas, in schemas/ and each chart's values.schema.json (kof schema generate)
 #   6. chart READMEs from README.md.gotmpl and the `# --` comments (helm-docs)
 #   7. install bundles dist/install-crds.yaml and dist/install.yaml (kof bundle, kustomize API)

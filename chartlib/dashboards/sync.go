@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// ChartDirs are the folders, relative to the repository root, that hold the dashboards' JSON files: the same files
+// for the management cluster's Grafana (charts/kof-dashboards) and a regional cluster's (charts/kof-storage
+// `grafana.enabled`), generated once from All; a Helm chart reads only files inside its own folder.
+var ChartDirs = []string{"charts/kof-dashboards/files/dashboards", "charts/kof-storage/files/dashboards"}
+
 // Sync compares the JSON file of every dashboard (`<dir>/<name>.json`) with what All builds, and returns one line
 // per difference (`<path>: out of date`, `<path>: missing`, `<path>: not a KOF dashboard`) in path order. With write,
 // it also writes the missing and changed files and removes `.json` files no dashboard has. Errors: building a

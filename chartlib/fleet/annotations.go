@@ -71,6 +71,9 @@ var Annotations = []Annotation{
 	{KubeStateMetricsValuesAnnotation, KindValues, `{"replicas":2}`},
 	{NodeExporterValuesAnnotation, KindValues, `{"hostNetwork":false}`},
 	{OpenCostValuesAnnotation, KindValues, `{"opencost":{"exporter":{"replicas":1}}}`},
+	{ExternalDNSValuesAnnotation, KindValues, `{"policy":"upsert-only"}`},
+	{ExternalDNSProviderAnnotation, KindName, "cloudflare"},
+	{ExternalDNSSecretAnnotation, KindName, "cloudflare-api-token"},
 }
 
 // exampleURL returns the URL get picks from the default endpoints of the domain regional-1.example.com.

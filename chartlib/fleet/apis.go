@@ -43,7 +43,7 @@ func ManagementAPIVersions() []string {
 }
 
 // chartAPIs returns the API groups whose CRDs a third-party chart installs, by chart name as ServiceTemplates and
-// HelmReleases name it (ingress-nginx installs none). Sources: each chart's crds/ or CRD templates at the version of
+// HelmReleases name it (ingress-nginx and external-dns install none). Sources: each chart's crds/ or CRD templates at the version of
 // the umbrella's catalog (cert-manager v1.19, Envoy Gateway's gateway-helm v1.5 with the Gateway API CRDs,
 // prometheus-operator-crds 24, opentelemetry-operator 0.99, victoria-metrics-operator 0.63, grafana-operator v5).
 func chartAPIs() map[string][]string {
@@ -55,6 +55,7 @@ func chartAPIs() map[string][]string {
 		"victoria-metrics-operator": {groupVM},
 		"grafana-operator":          {groupGrafana},
 		"ingress-nginx":             {},
+		"external-dns":              {},
 	}
 }
 

@@ -16,7 +16,7 @@ charts="$(cd "${src}/.." && pwd)"
 
 copies=(
 	"templates/_kof_names.tpl:kof-regional kof-child kof-storage"
-	"templates/_kof_mode.tpl:kof-regional kof-child kof"
+	"templates/_kof_mode.tpl:kof-regional kof-child kof kof-mothership"
 	"templates/_kof_layer2.tpl:kof-regional kof-child"
 	"files/_head.tpl:kof-regional kof-child"
 	"files/kof-operators.tpl:kof-regional kof-child"

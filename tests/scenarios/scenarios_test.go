@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"context"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -106,6 +108,8 @@ func check01(t *testing.T, f *fleet.Fleet) {
 	}
 	wantDashboardsOnManagement(t, f)
 	wantMetricSources(t, f, nil)
+	wantExternalDNS(t, f, "regional-1", "aws", "external-dns-credentials", "regional-1.kof.example.com",
+		"gateway-httproute")
 	regional := cluster(t, f, "regional-1")
 	for _, s := range []string{"kof-operators", "kof-storage", "kof-collectors"} {
 		if regional.Service(s) == nil {
@@ -145,7 +149,7 @@ func checkRegionless(t *testing.T, f *fleet.Fleet) {
 		t.Errorf("regional-1 receives %v in regionless mode, want nothing", svcs)
 	}
 	mgmt := cluster(t, f, "mgmt")
-	for _, name := range []string{"kof-storage", "kof-collectors"} {
+	for _, name := range []string{"kof-storage", "kof-collectors", "external-dns"} {
 		s := mgmt.Service(name)
 		if s == nil || !strings.HasPrefix(s.Via, "MultiClusterService ") {
 			t.Errorf("management cluster does not receive %s through a MultiClusterService (receives %v)", name, serviceNames(mgmt))
@@ -189,6 +193,10 @@ func check04(t *testing.T, f *fleet.Fleet) {
 	for _, child := range []string{"child-1", "child-2"} {
 		wantWritesTo(t, f, child, "http://mothership-vmauth:8427")
 	}
+	// Regionless Istio: every child is in the mesh (kof-child's Istio MCS selects them all), so the namespace MCS
+	// selects every child too.
+	wantIstioNamespace(t, f, map[string]string{"k0rdent.mirantis.com/kof-cluster-role": "child"},
+		[]string{"child-1", "child-2"}, []string{"kof-istio-child-cluster"})
 }
 
 // checkM2M (05): the management-cluster MCS delivers kof-storage (promxy and multilevel select on, VictoriaMetrics
@@ -315,6 +323,11 @@ func keys(m map[string]any) []string {
 
 // check11: annotations beat every other layer; child-bad fails alone, naming the annotation.
 func check11(t *testing.T, f *fleet.Fleet) {
+	// The external-dns annotations replace the provider and the Secret, and the values annotation its env.
+	wantExternalDNS(t, f, "regional-1", "cloudflare", "cloudflare-api-token", "regional-1.kof.example.com",
+		"gateway-httproute")
+	dns := service(t, f, "regional-1", "external-dns")
+	wantAt(t, "regional-1 external-dns", dns.Values, "CF_API_TOKEN_FILE", "env", "0", "name")
 	vmc := object(t, service(t, f, "regional-1", "kof-storage"), "VMCluster", "kof", "cluster")
 	wantValue(t, "regional-1 VMCluster", vmc.Object, "90d", "spec", "retentionPeriod")
 	child := service(t, f, "child-1", "kof-collectors")
@@ -348,14 +361,130 @@ func check12(t *testing.T, f *fleet.Fleet) {
 			t.Errorf("%s receives no service", clusterName)
 		}
 		for _, s := range svcs {
-			if s.Via != "MultiClusterService "+mcs {
-				t.Errorf("%s receives %s from %s, want only %s", clusterName, s.Name, s.Via, mcs)
+			if s.Via != "MultiClusterService "+mcs && s.Via != "MultiClusterService "+istioNamespaceMCS {
+				t.Errorf("%s receives %s from %s, want only %s and %s", clusterName, s.Name, s.Via, mcs,
+					istioNamespaceMCS)
 			}
 		}
 	}
+	for _, c := range f.Clusters {
+		if c.Service("external-dns") != nil {
+			t.Errorf("%s receives external-dns in Istio mode", c.Name)
+		}
+	}
+	wantIstioNamespace(t, f, map[string]string{"k0rdent.mirantis.com/istio-role": "member"},
+		[]string{"regional-istio", "child-istio"}, []string{"kof-istio-regional-cluster", "kof-istio-child-cluster"})
 	noThirdPartyIngress(t, f)
 	object(t, service(t, f, "regional-istio", "kof-storage"), "Service", "kof", "regional-istio-vmauth")
 	wantWritesTo(t, f, "child-istio", "http://regional-istio-vmauth:8427")
+}
+
+// wantExternalDNS checks the external-dns service of a cluster (docs/storage-modes.md): the upstream chart by
+// reference from its ServiceTemplate, the provider, the credentials Secret by name only (a volume, read-only), the
+// cluster's domain as the only domain filter, its own TXT owner ID and the source the cluster publishes VMAuth with.
+func wantExternalDNS(t *testing.T, f *fleet.Fleet, clusterName, provider, secret, domain, source string) {
+	t.Helper()
+	s := service(t, f, clusterName, "external-dns")
+	if s.Local || s.Chart != "external-dns" || !strings.HasPrefix(s.Template, "external-dns-") {
+		t.Errorf("%s external-dns: chart %q (local %v) from %s, want the upstream chart by reference", clusterName,
+			s.Chart, s.Local, s.Template)
+	}
+	label := clusterName + " external-dns"
+	wantAt(t, label, s.Values, provider, "provider", "name")
+	wantAt(t, label, s.Values, secret, "extraVolumes", "0", "secret", "secretName")
+	wantAt(t, label, s.Values, "/etc/kof/external-dns", "extraVolumeMounts", "0", "mountPath")
+	wantAt(t, label, s.Values, true, "extraVolumeMounts", "0", "readOnly")
+	wantAt(t, label, s.Values, []any{domain}, "domainFilters")
+	wantAt(t, label, s.Values, []any{source}, "sources")
+	wantAt(t, label, s.Values, "kof-"+clusterName, "txtOwnerId")
+}
+
+// wantAt is wantValue along a path that may index lists (a decimal path part).
+func wantAt(t *testing.T, what string, v any, want any, path ...string) {
+	t.Helper()
+	for _, p := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(c) {
+				t.Errorf("%s: no %s at %s", what, p, strings.Join(path, "."))
+				return
+			}
+			v = c[i]
+		default:
+			t.Errorf("%s: no value at %s", what, strings.Join(path, "."))
+			return
+		}
+	}
+	if !cmp.Equal(v, want) {
+		t.Errorf("%s: %s = %v, want %v", what, strings.Join(path, "."), v, want)
+	}
+}
+
+// istioNamespaceMCS is the MultiClusterService of kof-mothership that delivers the KOF namespace to Istio members.
+const istioNamespaceMCS = "kof-istio-namespace"
+
+// wantIstioNamespace checks the Istio namespace bootstrap: kof-mothership renders the ConfigMap
+// kof-namespace-template (a Namespace `kof` labelled istio-injection: enabled), the ServiceTemplate of plain
+// resources that delivers it and the MultiClusterService selecting matchLabels; every member receives the labelled
+// namespace from it, and each of the dependent MultiClusterServices depends on it.
+func wantIstioNamespace(t *testing.T, f *fleet.Fleet, matchLabels map[string]string, members, dependents []string) {
+	t.Helper()
+	ms := service(t, f, "mgmt", "kof-mothership")
+	cm := object(t, ms, "ConfigMap", kcmNamespace, "kof-namespace-template")
+	data, _, _ := unstructured.NestedString(cm.Object, "data", "namespace.yaml")
+	if !strings.Contains(data, "kind: Namespace") || !strings.Contains(data, "istio-injection: enabled") {
+		t.Errorf("kof-namespace-template holds no labelled Namespace:\n%s", data)
+	}
+	var st *unstructured.Unstructured
+	for _, o := range ms.Objects.OfKind("ServiceTemplate") {
+		if ref, _, _ := unstructured.NestedString(o.Object, "spec", "resources", "localSourceRef", "name"); ref == cm.GetName() {
+			st = o
+		}
+	}
+	if st == nil {
+		t.Fatalf("no ServiceTemplate delivers ConfigMap %s", cm.GetName())
+	}
+	mcs := object(t, ms, "MultiClusterService", "", istioNamespaceMCS)
+	if sel, _, _ := unstructured.NestedStringMap(mcs.Object, "spec", "clusterSelector", "matchLabels"); !maps.Equal(sel,
+		matchLabels) {
+		t.Errorf("%s selects %v, want %v", istioNamespaceMCS, sel, matchLabels)
+	}
+	for _, name := range members {
+		s := service(t, f, name, "kof-namespace")
+		if s.Via != "MultiClusterService "+istioNamespaceMCS || s.Template != st.GetName() || !s.Resources {
+			t.Errorf("%s receives kof-namespace from %s (template %s), want %s with %s", name, s.Via, s.Template,
+				istioNamespaceMCS, st.GetName())
+		}
+		ns := object(t, s, "Namespace", "", "kof")
+		if ns.GetLabels()["istio-injection"] != "enabled" {
+			t.Errorf("%s: Namespace kof labels %v, want istio-injection: enabled", name, ns.GetLabels())
+		}
+	}
+	var all []*unstructured.Unstructured
+	for _, s := range cluster(t, f, "mgmt").Services {
+		if s.Objects != nil {
+			all = append(all, s.Objects.OfKind("MultiClusterService")...)
+		}
+	}
+	for _, name := range dependents {
+		found := false
+		for _, o := range all {
+			if o.GetName() != name {
+				continue
+			}
+			found = true
+			if deps, _, _ := unstructured.NestedStringSlice(o.Object, "spec", "dependsOn"); !slices.Equal(deps,
+				[]string{istioNamespaceMCS}) {
+				t.Errorf("MultiClusterService %s dependsOn %v, want [%s]", name, deps, istioNamespaceMCS)
+			}
+		}
+		if !found {
+			t.Errorf("no MultiClusterService %s", name)
+		}
+	}
 }
 
 // check13: no audit-logs VLCluster on regional clusters.

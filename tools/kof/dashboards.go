@@ -10,21 +10,27 @@ import (
 
 // newDashboardsCommand returns `kof dashboards generate|verify`.
 func newDashboardsCommand(s streams) *cobra.Command {
-	var dir string
+	var dirs []string
 	cmd := &cobra.Command{
 		Use:   "dashboards",
-		Short: "Generate or verify the JSON of KOF's Grafana dashboards in charts/kof-dashboards",
+		Short: "Generate or verify the JSON of KOF's Grafana dashboards in charts/kof-dashboards and charts/kof-storage",
 		Long: "KOF's dashboards are Go code written with the Grafana Foundation SDK (chartlib/dashboards); " +
-			"generate writes each as <dir>/<name>.json, which charts/kof-dashboards wraps in a GrafanaDashboard.",
+			"generate writes each as <dir>/<name>.json into every --dir, which charts/kof-dashboards (management " +
+			"cluster) and charts/kof-storage (a regional Grafana) wrap in GrafanaDashboards.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.PersistentFlags().StringVar(&dir, "dir", "charts/kof-dashboards/files/dashboards", "directory of the dashboard JSON files")
+	cmd.PersistentFlags().StringSliceVar(&dirs, "dir", dashboards.ChartDirs, "directories of the dashboard JSON files "+
+		"(repeatable)")
 	sync := func(write bool) func(*cobra.Command, []string) error {
 		return func(*cobra.Command, []string) error {
-			drift, err := dashboards.Sync(dir, write)
-			if err != nil {
-				return failed(err)
+			var drift []string
+			for _, dir := range dirs {
+				d, err := dashboards.Sync(dir, write)
+				if err != nil {
+					return failed(err)
+				}
+				drift = append(drift, d...)
 			}
 			for _, d := range drift {
 				fmt.Fprintln(s.out, d)

@@ -331,3 +331,17 @@ never from values) and `server.root_url` from `grafana.oidc.rootURL`. Input: the
 {{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
+
+{{/*
+kof-mothership.istioNamespace: the names of the Istio namespace bootstrap (docs/storage-modes.md): the ConfigMap that
+holds the member namespace (`kof-namespace-template`), the ServiceTemplate of plain resources that delivers it
+(`kof-namespace-<version with . replaced by ->`) and the MultiClusterService that selects the Istio members
+(`kof-istio-namespace`, which the Istio MultiClusterServices of kof-regional and kof-child depend on).
+Input: the root context. Output: YAML map {configMap, template, mcs, service}.
+*/}}
+{{- define "kof-mothership.istioNamespace" -}}
+configMap: kof-namespace-template
+template: {{ include "kof-mothership.serviceTemplateName" (dict "name" "kof-namespace" "version" .Chart.Version) }}
+mcs: kof-istio-namespace
+service: kof-namespace
+{{- end -}}

@@ -4,12 +4,14 @@ makes every Helm service wait for its release):
 - on a regional cluster: prometheus-operator-crds and opentelemetry-operator (standalone); outside Istio the chart
   that publishes VMAuth, Envoy Gateway (it brings the Gateway API CRDs) or ingress-nginx, then cert-manager (after
   the CRDs its Gateway API support watches, which is on only with Envoy Gateway); kof-operators; the VictoriaMetrics
-  operator (its Gateway API support on with Envoy Gateway); kof-storage (plus the cluster's vmrules ConfigMap
+  operator (its Gateway API support on with Envoy Gateway); external-dns (standalone, with `external-dns.enabled`,
+  never in Istio mode: files/external-dns.tpl); with `grafana.enabled` (or `storage.grafana.enabled`),
+  grafana-operator and kof-storage's `grafana.enabled`; kof-storage (plus the cluster's vmrules ConfigMap
   `kof-record-vmrules-<cluster>` as valuesFrom); the metric sources kube-state-metrics and prometheus-node-exporter
   (standalone, kof.metricSources); kof-collectors, which also depends on both operators and on the metric sources;
   OpenCost (kof.opencostService), after kof-collectors, reading the cluster's own VMAuth with its admin credentials;
 - on the management cluster in regionless mode: kof-vmuser-credentials (the admin credentials Secret, copied into
-  the KOF namespace), kof-storage, the metric sources, kof-collectors, OpenCost. The operators, cert-manager and the ingress controller come from
+  the KOF namespace), external-dns (as on a regional cluster), kof-storage, the metric sources, kof-collectors, OpenCost. The operators, cert-manager and the ingress controller come from
   KCM and the kof umbrella there (kof-operators), and the management cluster's rules are kof-mothership's.
 Each `values` is a layer-2 template (files/*.tpl).
 Input: dict {root, istio, self} (self: the management cluster in regionless mode, else empty).
@@ -69,6 +71,12 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
 {{- $svcs = append $svcs $cred -}}
 {{- $after = append $after (dict "name" $cred.name "namespace" $cred.namespace) -}}
 {{- end -}}
+{{- $dns := index $v "external-dns" -}}
+{{- if and $dns.enabled (not $istio) -}}
+{{- $ed := index $v.catalog "external-dns" -}}
+{{- $sources := ternary (list "gateway-httproute") (list "ingress") $gatewayMode -}}
+{{- $svcs = append $svcs (dict "name" "external-dns" "namespace" $dns.namespace "template" (include "kof.templateName" (dict "name" "external-dns" "version" $ed.version)) "file" "files/external-dns.tpl" "data" (dict "values" $dns.values "provider" $dns.provider "secret" $dns.credentialsSecretName "sources" $sources "annotation" "k0rdent.mirantis.com/kof-external-dns-values" "scalars" (dict "k0rdent.mirantis.com/kof-external-dns-provider" "provider.name") "self" $selfData) "standalone" true) -}}
+{{- end -}}
 {{- $scalars := dict
   "k0rdent.mirantis.com/kof-regional-domain" "domain"
   "k0rdent.mirantis.com/kof-cert-email" "certEmail"
@@ -77,6 +85,12 @@ Output: YAML list of KCM Service objects (k0rdent/kcm api/v1beta1 Service).
   "k0rdent.mirantis.com/kof-gateway-namespace" "gateway.namespace"
 -}}
 {{- $storage := dict "name" "kof-storage" "namespace" $v.namespace "template" (include "kof.templateName" (dict "name" "kof-storage" "version" $root.Chart.Version)) "file" "files/kof-storage.tpl" "data" (dict "shared" $shared "values" $v.storage "annotation" "k0rdent.mirantis.com/kof-storage-values" "scalars" $scalars "self" $selfData "istio" $istio "ingressMode" $v.ingressMode) -}}
+{{- /* The regional Grafana needs grafana-operator: on with `grafana.enabled` or with `storage.grafana.enabled`. */ -}}
+{{- if and (or $v.grafana.enabled (dig "grafana" "enabled" false $v.storage)) (not $self) -}}
+{{- $go := index $v.catalog "grafana-operator" -}}
+{{- $svcs = append $svcs (dict "name" "grafana-operator" "namespace" $v.grafana.namespace "template" (include "kof.templateName" (dict "name" "grafana-operator" "version" $go.version)) "file" "files/grafana-operator.tpl" "data" (dict "values" $v.grafana.values "annotation" "" "self" $none)) -}}
+{{- $_ := set $storage.data "values" (mergeOverwrite (dict "grafana" (dict "enabled" true)) (deepCopy $v.storage)) -}}
+{{- end -}}
 {{- if not $self -}}
 {{- $_ := set $storage "valuesFrom" (list (dict "kind" "ConfigMap" "name" (include "kof.names.composedTemplate" (dict "prefix" "kof-record-vmrules-" "nameExpr" ".Cluster.metadata.name")))) -}}
 {{- end -}}

@@ -134,3 +134,11 @@ Output: a string.
 {{- $u := urlParse . -}}
 {{- $u.host -}}
 {{- end -}}
+
+{{/*
+kof-storage.grafanaName: the Grafana of this cluster (grafana.enabled) and the label value its data sources and
+dashboards select it by. Input: the root context. Output: a DNS label.
+*/}}
+{{- define "kof-storage.grafanaName" -}}
+{{- printf "%s-grafana" (include "kof-storage.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}

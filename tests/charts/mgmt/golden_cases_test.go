@@ -59,6 +59,7 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof-mothership/03-minimal":              checkMothershipMinimal,
 	"kof-mothership/04-ui":                   checkMothershipUI,
 	"kof-mothership/05-tenant-proxy":         checkMothershipTenantProxy,
+	"kof-mothership/06-istio":                checkMothershipIstio,
 	"kof-propagation/defaults":               checkPropagationDefaults,
 	"kof-propagation/01-vmuser-bundle":       checkPropagationVMUserBundle,
 	"kof-dashboards/defaults":                checkDashboardsDefaults,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/render"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
@@ -119,6 +120,8 @@ var wantServiceTemplates = map[string]string{
 	"kof-propagation-2-0-0":            "kof-repo",
 	"cert-manager-v1-19-1":             "kof-templates-cert-manager",
 	"envoy-gateway-v1-5-1":             "kof-templates-envoy-gateway",
+	"external-dns-1-15-2":              "kof-templates-external-dns",
+	"grafana-operator-v5-18-0":         "kof-templates-grafana-operator",
 	"ingress-nginx-4-13-3":             "kof-templates-ingress-nginx",
 	"victoria-metrics-operator-0-63-1": "kof-templates-victoria-metrics-operator",
 	"opentelemetry-operator-0-99-0":    "kof-templates-opentelemetry-operator",
@@ -495,5 +498,35 @@ func TestOperatorDeploymentLabelsPickTheOperator(t *testing.T) {
 	}
 	if len(picked) != 1 || picked[0] != "kof-mothership-operator" {
 		t.Errorf("Deployments with the operator labels: %v, want [kof-mothership-operator]", picked)
+	}
+}
+
+// checkMothershipIstio checks ci/06-istio: the Istio namespace bootstrap (docs/storage-modes.md): the ConfigMap
+// kof-namespace-template with the Namespace kof labelled istio-injection: enabled, the ServiceTemplate of plain
+// resources that delivers it (remotely) and the MultiClusterService that selects the Istio members with it; none
+// of them outside Istio mode (checkMothershipDefaults).
+func checkMothershipIstio(t *testing.T, res *render.Result) {
+	cm := mustGet(t, res, "ConfigMap", "kcm-system", "kof-namespace-template")
+	docs, err := manifest.ParseDocuments("kof-namespace-template", []byte(str(t, cm, "data", "namespace.yaml")))
+	if err != nil || len(docs) != 1 {
+		t.Fatalf("kof-namespace-template: %v (%d documents)", err, len(docs))
+	}
+	if ns := docs[0]; ns.GetKind() != "Namespace" || ns.GetName() != "kof" || ns.GetLabels()["istio-injection"] != "enabled" {
+		t.Errorf("kof-namespace-template holds %s %s labels %v, want Namespace kof with istio-injection: enabled",
+			ns.GetKind(), ns.GetName(), ns.GetLabels())
+	}
+	st := mustGet(t, res, "ServiceTemplate", "kcm-system", "kof-namespace-2-0-0")
+	if got := field(t, st, "spec", "resources"); !cmp.Equal(got, map[string]any{"deploymentType": "Remote",
+		"localSourceRef": map[string]any{"kind": "ConfigMap", "name": "kof-namespace-template"}}) {
+		t.Errorf("ServiceTemplate kof-namespace-2-0-0 resources %v", got)
+	}
+	mcs := mustGet(t, res, "MultiClusterService", "", "kof-istio-namespace")
+	if got := field(t, mcs, "spec", "clusterSelector"); !cmp.Equal(got, map[string]any{"matchLabels": map[string]any{
+		"k0rdent.mirantis.com/istio-role": "member"}}) {
+		t.Errorf("kof-istio-namespace selector %v, want the Istio members", got)
+	}
+	if got := field(t, mcs, "spec", "serviceSpec", "services"); !cmp.Equal(got, []any{map[string]any{
+		"name": "kof-namespace", "namespace": "kof", "template": "kof-namespace-2-0-0"}}) {
+		t.Errorf("kof-istio-namespace services %v", got)
 	}
 }

@@ -77,7 +77,7 @@ func TestRegionalStandardCluster(t *testing.T) {
 	results := mustInstantiate(t, mcs, cluster, objects)
 	// Envoy Gateway brings the Gateway API CRDs, so it comes before cert-manager, whose Gateway API support watches
 	// them (regression: cert-manager was installed first).
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager", "kof-operators", "victoria-metrics-operator", "external-dns", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
@@ -106,6 +106,8 @@ func TestRegionalStandardCluster(t *testing.T) {
 	checkLayer2Texts(t, mcs, cluster, objects)
 	golden, rendered := layer2Golden(t, results)
 	checkGoldenFiles(t, "layer2/regional-standard", golden)
+	wantExternalDNSValues(t, results, "aws", "external-dns-credentials", "regional-1.kof.example.com",
+		"gateway-httproute", "kof-regional-1")
 
 	storage := rendered["kof-storage"]
 	base := names.AdminVMUserBase(kcmNamespace, "regional-1")
@@ -234,9 +236,11 @@ func TestRegionalRegionless(t *testing.T) {
 	results := mustInstantiate(t, mcs, mgmt, objects)
 	// KCM and the kof umbrella (kof-operators) already install cert-manager, the ingress controller and the
 	// operators on the management cluster.
-	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
-		t.Fatalf("regionless services = %v, want [kof-vmuser-credentials kof-storage kof-collectors]", got)
+	if got := serviceNames(results); !cmp.Equal(got, []string{"kof-vmuser-credentials", "external-dns", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}) {
+		t.Fatalf("regionless services = %v, want [kof-vmuser-credentials external-dns kof-storage ... kof-collectors opencost]", got)
 	}
+	wantExternalDNSValues(t, results, "aws", "external-dns-credentials", "mothership.kof.example.com", "gateway-httproute",
+		"kof-mothership")
 	checkLayer2Texts(t, mcs, mgmt, objects)
 	golden, rendered := layer2Golden(t, results)
 	checkGoldenFiles(t, "layer2/regional-regionless", golden)
@@ -371,7 +375,7 @@ func TestRegionalIngressRegistry(t *testing.T) {
 	}
 	cds := loadObjects(t, "clusters/standard.yaml")
 	results := mustInstantiate(t, mcs, capiCluster(t, deployment(t, cds, "regional-1")), regionalFixtures(t, cds))
-	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "ingress-nginx", "cert-manager", "kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
+	want := []string{"prometheus-operator-crds", "opentelemetry-operator", "ingress-nginx", "cert-manager", "kof-operators", "victoria-metrics-operator", "external-dns", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 	if got := serviceNames(results); !cmp.Equal(got, want) {
 		t.Fatalf("services = %v, want %v", got, want)
 	}
@@ -417,4 +421,34 @@ func TestRegionalRegionlessIstio(t *testing.T) {
 	_, rendered := layer2Golden(t, results)
 	mustGet(t, rendered["kof-storage"].objects, "Service", namespace, "mothership-vmauth")
 	absent(t, rendered["kof-storage"].objects, "HTTPRoute", "Gateway", "GatewayClass", "Ingress", "ClusterIssuer")
+}
+
+// wantExternalDNSValues checks the layer-2 values of the external-dns service (files/external-dns.tpl): the provider,
+// the credentials Secret by name only (a read-only volume; for aws the credentials file on it), the cluster's domain
+// as its only domain filter, the source of the cluster's VMAuth route and the cluster's own TXT owner ID.
+func wantExternalDNSValues(t *testing.T, results []serviceResult, provider, secret, domain, source, owner string) {
+	t.Helper()
+	var values map[string]any
+	for _, r := range results {
+		if r.service.Name == "external-dns" {
+			values = r.result.Values
+		}
+	}
+	if values == nil {
+		t.Fatal("no external-dns service")
+	}
+	want := map[string]any{
+		"provider":          map[string]any{"name": provider},
+		"sources":           []any{source},
+		"domainFilters":     []any{domain},
+		"txtOwnerId":        owner,
+		"extraVolumes":      []any{map[string]any{"name": "kof-dns-credentials", "secret": map[string]any{"secretName": secret}}},
+		"extraVolumeMounts": []any{map[string]any{"name": "kof-dns-credentials", "mountPath": "/etc/kof/external-dns", "readOnly": true}},
+	}
+	if provider == "aws" {
+		want["env"] = []any{map[string]any{"name": "AWS_SHARED_CREDENTIALS_FILE", "value": "/etc/kof/external-dns/credentials"}}
+	}
+	if diff := cmp.Diff(want, values); diff != "" {
+		t.Errorf("external-dns values (-want +got):\n%s", diff)
+	}
 }

@@ -19,6 +19,7 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof-storage/02-ingress-selfsigned":   checkStorageIngressSelfSigned,
 	"kof-storage/03-m2m":                  checkStorageM2M,
 	"kof-storage/04-registry-credentials": checkStorageRegistryCredentials,
+	"kof-storage/05-grafana":              checkStorageGrafana,
 	"kof-collectors/00-defaults":          checkCollectorsDefaults,
 	"kof-collectors/01-cloudwatch":        checkCollectorsCloudWatch,
 	"kof-collectors/02-child":             checkCollectorsChild,
@@ -27,6 +28,8 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 	"kof-regional/01-istio":               checkRegionalIstio,
 	"kof-regional/02-regionless":          checkRegionalRegionless,
 	"kof-regional/03-ingress-storage":     checkRegionalIngressStorage,
+	"kof-regional/04-no-external-dns":     checkRegionalNoExternalDNS,
+	"kof-regional/05-grafana":             checkRegionalGrafana,
 	"kof-child/00-defaults":               checkChildDefaults,
 	"kof-child/01-m2m":                    checkChildM2M,
 	"kof-child/02-m2r":                    checkChildM2R,
@@ -36,7 +39,7 @@ var semantic = map[string]func(t *testing.T, res *render.Result){
 // regionalServices are the services kof-regional installs on a regional cluster, in order (Envoy Gateway, which
 // brings the Gateway API CRDs, before cert-manager, whose Gateway API support watches them).
 var regionalServices = []string{"prometheus-operator-crds", "opentelemetry-operator", "envoy-gateway", "cert-manager",
-	"kof-operators", "victoria-metrics-operator", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
+	"kof-operators", "victoria-metrics-operator", "external-dns", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"}
 
 // childServices are the services kof-child installs on a child cluster, in order (kof-vmuser-credentials copies
 // the child's credentials Secret to it).
@@ -151,6 +154,30 @@ func checkRegionalDefaults(t *testing.T, res *render.Result) {
 	}
 }
 
+// checkRegionalNoExternalDNS checks ci/04-no-external-dns: `external-dns.enabled: false` leaves only external-dns out.
+func checkRegionalNoExternalDNS(t *testing.T, res *render.Result) {
+	wantServices(t, mcsNamed(t, res, "kof-regional-cluster"), slices.DeleteFunc(slices.Clone(regionalServices),
+		func(s string) bool { return s == "external-dns" }))
+}
+
+// checkRegionalGrafana checks ci/05-grafana: grafana-operator right before kof-storage (whose dependsOn names it)
+// from its ServiceTemplate.
+func checkRegionalGrafana(t *testing.T, res *render.Result) {
+	mcs := mcsNamed(t, res, "kof-regional-cluster")
+	want := slices.Clone(regionalServices)
+	i := slices.Index(want, "kof-storage")
+	want = slices.Insert(want, i, "grafana-operator")
+	wantServices(t, mcs, want)
+	for _, svc := range specOf(t, mcs).ServiceSpec.Services {
+		if svc.Name == "grafana-operator" && svc.Template != "grafana-operator-v5-18-0" {
+			t.Errorf("grafana-operator template %q", svc.Template)
+		}
+		if svc.Name == "kof-storage" && (len(svc.DependsOn) == 0 || svc.DependsOn[0].Name != "grafana-operator") {
+			t.Errorf("kof-storage dependsOn %v, want grafana-operator", svc.DependsOn)
+		}
+	}
+}
+
 // checkRegionalIstio checks ci/01-istio: both MCS variants with disjoint selectors; the Istio one installs neither
 // cert-manager nor a gateway.
 func checkRegionalIstio(t *testing.T, res *render.Result) {
@@ -159,7 +186,7 @@ func checkRegionalIstio(t *testing.T, res *render.Result) {
 	wantSelection(t, istio, []string{"regional-istio"}, []string{"regional-1", "child-1"})
 	wantSelection(t, std, []string{"regional-1"}, []string{"regional-istio", "child-1"})
 	got := specServices(t, istio)
-	for _, s := range []string{"cert-manager", "envoy-gateway", "ingress-nginx"} {
+	for _, s := range []string{"cert-manager", "envoy-gateway", "ingress-nginx", "external-dns"} {
 		if slices.Contains(got, s) {
 			t.Errorf("Istio regional MCS installs %s (services %v)", s, got)
 		}
@@ -182,7 +209,7 @@ func checkRegionalRegionless(t *testing.T, res *render.Result) {
 		t.Fatal("regionless kof-regional-cluster does not select the management cluster")
 	}
 	wantSelection(t, mcs, nil, []string{"regional-1", "child-1"})
-	wantServices(t, mcs, []string{"kof-vmuser-credentials", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"})
+	wantServices(t, mcs, []string{"kof-vmuser-credentials", "external-dns", "kof-storage", "kube-state-metrics", "prometheus-node-exporter", "kof-collectors", "opencost"})
 }
 
 // checkRegionalIngressStorage checks ci/03-ingress-storage: ingress-nginx instead of Envoy Gateway, and the

@@ -1,12 +1,16 @@
 package remote
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"kof.dev/kof/chartlib/dashboards"
 	"kof.dev/kof/chartlib/render"
 )
 
@@ -35,7 +39,8 @@ func checkStorageDefaults(t *testing.T, res *render.Result) {
 	mustGet(t, res, "VLCluster", namespace, "logs")
 	mustGet(t, res, "VLCluster", namespace, "audit-logs")
 	mustGet(t, res, "VTCluster", namespace, "traces")
-	absent(t, res, "HTTPRoute", "Gateway", "Ingress", "ClusterIssuer", "Service", "PromxyServerGroup", "VMStorageConnection")
+	absent(t, res, "HTTPRoute", "Gateway", "Ingress", "ClusterIssuer", "Service", "PromxyServerGroup", "VMStorageConnection",
+		"Grafana", "GrafanaDatasource", "GrafanaDashboard")
 	user := mustGet(t, res, "VMUser", namespace, "kof-vmuser-local")
 	refs, _, _ := unstructured.NestedSlice(user.Object, "spec", "targetRefs")
 	got := map[string]string{}
@@ -156,5 +161,60 @@ func TestStorageAuditDisabledThroughRegional(t *testing.T) {
 	sort.Strings(got)
 	if !cmp.Equal(got, []string{"logs"}) {
 		t.Errorf("VLClusters = %v, want only logs", got)
+	}
+}
+
+// checkStorageGrafana checks ci/05-grafana: a Grafana, its data sources on this cluster's own select endpoints (the
+// metrics one named as the dashboards' `metrics` variable expects) and one GrafanaDashboard per dashboard but the
+// disabled one, each byte for byte the management cluster's file (charts/kof-dashboards, whose queries
+// tests/dashboards runs on real VictoriaMetrics), every object selecting this Grafana.
+func checkStorageGrafana(t *testing.T, res *render.Result) {
+	const grafana = "kof-storage-grafana"
+	g := mustGet(t, res, "Grafana", namespace, grafana)
+	if got := g.GetLabels()["k0rdent.mirantis.com/kof-grafana"]; got != grafana {
+		t.Errorf("Grafana label = %q", got)
+	}
+	selects := func(o *unstructured.Unstructured) {
+		t.Helper()
+		if got := str(t, o.Object, "spec", "instanceSelector", "matchLabels", "k0rdent.mirantis.com/kof-grafana"); got != grafana {
+			t.Errorf("%s %s selects Grafana %q, want %s", o.GetKind(), o.GetName(), got, grafana)
+		}
+	}
+	want := map[string]string{
+		dashboards.MetricsDatasourceName: "http://vmselect-cluster:8481/select/0/prometheus",
+		"KOF logs":                       "http://vlselect-logs:9471",
+		"KOF traces":                     "http://vtselect-traces:10471/select/jaeger",
+	}
+	got := map[string]string{}
+	for _, ds := range res.OfKind("GrafanaDatasource") {
+		selects(ds)
+		got[str(t, ds.Object, "spec", "datasource", "name")] = str(t, ds.Object, "spec", "datasource", "url")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("data sources (-want +got):\n%s", diff)
+	}
+	files, err := filepath.Glob(filepath.Join(chartDir("kof-dashboards"), "files", "dashboards", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("management dashboards: %v (%d)", err, len(files))
+	}
+	var wantBoards []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		if name == "cost" {
+			continue // disabled by the case
+		}
+		wantBoards = append(wantBoards, "kof-"+name)
+		d := mustGet(t, res, "GrafanaDashboard", namespace, "kof-"+name)
+		selects(d)
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if str(t, d.Object, "spec", "json") != string(data) {
+			t.Errorf("GrafanaDashboard kof-%s differs from the management cluster's %s", name, f)
+		}
+	}
+	if got := objNames(res, "GrafanaDashboard"); !cmp.Equal(got, wantBoards) {
+		t.Errorf("GrafanaDashboards = %v, want %v", got, wantBoards)
 	}
 }
