@@ -85,16 +85,28 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 			}
 		}
 	}
+	// Istio members receive the labelled KOF namespace before any other service (kof-istio-namespace, which the
+	// Istio MultiClusterServices depend on): watched from before their ClusterProfiles exist.
+	orders := map[*target]*namespaceOrder{}
+	for _, tg := range targets {
+		if s := tg.cluster.Service(istioNamespaceService); s != nil {
+			orders[tg] = watchNamespaceOrder(t, tg, s.Namespace)
+		}
+	}
 	var probed bool
+	var held []heldProfile
 	for _, tg := range targets {
 		reg := registerCluster(t, sc, tg)
 		created = append(created, reg...)
-		created = append(created, profiles(t, tg, mcss, f)...)
+		objs, h := profiles(t, tg, mcss, f)
+		created = append(created, objs...)
+		held = append(held, h...)
 		if tg.cluster.Role == fleet.RoleChild && !probed {
 			created = append(created, probe(t, tg, reg[0], mode))
 			probed = true
 		}
 	}
+	releaseHeld(t, held, &created)
 	for _, tg := range targets {
 		for _, s := range tg.services {
 			if s.Resources {
@@ -108,8 +120,22 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 			compareValues(t, tg, s, rel.Config)
 			compareObjects(t, tg, s, rel.Manifest)
 		}
+		if o := orders[tg]; o != nil {
+			o.check(t, tg.cluster.Name, tg.cluster.Service(istioNamespaceService).Namespace)
+		}
+	}
+	if sc.Namespace != nil && sc.Namespace.GetLabels()[istioInjection] == "enabled" {
+		// Istio mode: every regional and child target is a member of the scenario and must have been watched.
+		for _, tg := range targets {
+			if tg.cluster.Role != fleet.RoleManagement && orders[tg] == nil {
+				t.Errorf("scenario %s: cluster %s receives no %s service", name, tg.cluster.Name, istioNamespaceService)
+			}
+		}
 	}
 }
+
+// istioNamespaceService is the release name of the Istio namespace bootstrap (kof-mothership.istioNamespace).
+const istioNamespaceService = "kof-namespace"
 
 // pickTargets returns one regional cluster, one child cluster (each on its own remote API server) and, when it
 // receives MultiClusterService services, the management cluster (on itself): every kind of layer-2 target.
@@ -212,8 +238,19 @@ func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) []*unstruct
 	return []*unstructured.Unstructured{cluster, secret}
 }
 
-// profiles creates the ClusterProfiles KCM makes for tg: one per MultiClusterService that delivers it a service.
-func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructured, f *fleet.Fleet) []*unstructured.Unstructured {
+// heldProfile is a ClusterProfile KCM does not create yet: its MultiClusterService's spec.dependsOn names
+// MultiClusterServices whose services are not all deployed on the cluster (dependsOnDeployed).
+type heldProfile struct {
+	tg        *target
+	mcs       *unstructured.Unstructured
+	profile   *unstructured.Unstructured
+	selecting map[string]*addonv1.ClusterProfile
+}
+
+// profiles creates the ClusterProfiles KCM makes for tg: one per MultiClusterService that delivers it a service and
+// names no other in spec.dependsOn; those that do are returned held, for releaseHeld.
+func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructured,
+	f *fleet.Fleet) ([]*unstructured.Unstructured, []heldProfile) {
 	t.Helper()
 	charts := map[string]chartSource{}
 	policies := map[string]addonv1.PolicyRef{}
@@ -233,6 +270,10 @@ func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructur
 			charts[s.Template] = chartSource{URL: shared.charts.URL, Chart: s.Chart, Version: s.Version}
 		}
 	}
+	// selecting: the profiles this test creates for tg, by MultiClusterService; a dependency whose services are all
+	// third-party charts (no profile here) cannot be deployed without the internet and is not waited for.
+	selecting := map[string]*addonv1.ClusterProfile{}
+	var held []heldProfile
 	for _, name := range slices.Sorted(maps.Keys(names)) {
 		mcs := mcss[name]
 		if mcs == nil {
@@ -245,6 +286,7 @@ func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructur
 		if len(p.Spec.HelmCharts) == 0 && len(p.Spec.PolicyRefs) == 0 {
 			continue
 		}
+		selecting[name] = p
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
 		if err != nil {
 			t.Fatal(err)
@@ -252,12 +294,59 @@ func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructur
 		u := &unstructured.Unstructured{Object: m}
 		u.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterProfileKind))
 		unstructured.RemoveNestedField(u.Object, "status")
-		if err := shared.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
-			t.Fatalf("create ClusterProfile %s: %v", u.GetName(), err)
+		if deps, _, _ := unstructured.NestedStringSlice(mcs.Object, "spec", "dependsOn"); len(deps) > 0 {
+			held = append(held, heldProfile{tg: tg, mcs: mcs, profile: u, selecting: selecting})
+			continue
 		}
+		createProfile(t, u)
 		out = append(out, u)
 	}
-	return out
+	return out, held
+}
+
+// releaseHeld creates each held ClusterProfile once KCM would (dependsOnDeployed), within deployWait, appending
+// each to created (for cleanup). It fails the test with what is still missing when a dependency is not deployed in
+// time.
+func releaseHeld(t *testing.T, held []heldProfile, created *[]*unstructured.Unstructured) {
+	t.Helper()
+	deadline := time.Now().Add(deployWait)
+	for len(held) > 0 {
+		var waiting []heldProfile
+		var missing []string
+		for _, h := range held {
+			ok, why, err := dependsOnDeployed(context.Background(), shared.mgmt.Client, h.mcs, h.tg.ref, h.selecting)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				waiting = append(waiting, h)
+				missing = append(missing, fmt.Sprintf("ClusterProfile %s: %s", h.profile.GetName(), why))
+				continue
+			}
+			createProfile(t, h.profile)
+			*created = append(*created, h.profile)
+		}
+		held = waiting
+		if len(held) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("held back more than %s by spec.dependsOn:\n%s\nClusterSummaries:\n%s\naddon-controller log: %s",
+				deployWait, strings.Join(missing, "\n"), summaries(), shared.addon.LogPath)
+		}
+		if err, ok := shared.addon.Exited(); ok {
+			t.Fatalf("addon-controller ended: %v (log: %s)", err, shared.addon.LogPath)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// createProfile creates the ClusterProfile u on the management cluster.
+func createProfile(t *testing.T, u *unstructured.Unstructured) {
+	t.Helper()
+	if err := shared.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
+		t.Fatalf("create ClusterProfile %s: %v", u.GetName(), err)
+	}
 }
 
 // resourcesSource returns the policyRef of the ServiceTemplate of plain resources named template, among the

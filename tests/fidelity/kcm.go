@@ -8,13 +8,17 @@
 // ClusterProfile per MultiClusterService and cluster (KCM's ServiceSet), spec from the MCS serviceSpec
 // (syncMode, templateResourceRefs, priority as tier, stopOnConflict, continueOnError), one helm chart per
 // enabled service (repository URL of the ServiceTemplate's HelmRepository, chart name `<chart>/<chart>` for HTTP
-// repositories, release namespace the service's, values and valuesFrom as written).
+// repositories, release namespace the service's, values and valuesFrom as written). A MultiClusterService's
+// spec.dependsOn holds its ClusterProfile for a cluster back until the services of the MultiClusterServices it names
+// are deployed there (dependsOnDeployed), as KCM holds back the ServiceSet.
 package fidelity
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
@@ -23,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // KCM's defaults for a ServiceSet's profile (internal/controller/adapters/sveltos: defaultTier, converted like every priority; the
@@ -138,4 +143,61 @@ func policyRef(st *unstructured.Unstructured) (addonv1.PolicyRef, bool) {
 func sveltosClusterRef(namespace, name string) corev1.ObjectReference {
 	return corev1.ObjectReference{APIVersion: libsveltosv1.GroupVersion.String(), Kind: libsveltosv1.SveltosClusterKind,
 		Namespace: namespace, Name: name}
+}
+
+// dependsOnDeployed reports whether KCM would now create the ClusterProfile of mcs for cluster: every
+// MultiClusterService that mcs names in spec.dependsOn and that selects the cluster (a key of selecting, which maps
+// each such MultiClusterService to the ClusterProfile made of it for the cluster) has every feature of that
+// profile (Helm for its charts, Resources for its policyRefs) provisioned in the profile's ClusterSummary for the
+// cluster. A dependency that does not select the cluster is not waited for. When it reports false, the string says
+// what is still missing; an error is a failed list of ClusterSummaries.
+// Source: k0rdent/kcm v1.10.0 internal/controller/multiclusterservice_controller.go (okToReconcileServiceSet: no
+// ServiceSet, so no ClusterProfile, for a cluster until the dependencies' services there are all deployed).
+func dependsOnDeployed(ctx context.Context, c client.Client, mcs *unstructured.Unstructured,
+	cluster corev1.ObjectReference, selecting map[string]*addonv1.ClusterProfile) (bool, string, error) {
+	deps, _, _ := unstructured.NestedStringSlice(mcs.Object, "spec", "dependsOn")
+	var summaries addonv1.ClusterSummaryList
+	if len(deps) > 0 {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind + "List"))
+		if err := c.List(ctx, list, client.InNamespace(cluster.Namespace)); err != nil {
+			return false, "", fmt.Errorf("list ClusterSummaries: %w", err)
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.UnstructuredContent(), &summaries); err != nil {
+			return false, "", fmt.Errorf("read ClusterSummaries: %w", err)
+		}
+	}
+	for _, dep := range deps {
+		p := selecting[dep]
+		if p == nil {
+			continue
+		}
+		var features []libsveltosv1.FeatureID
+		if len(p.Spec.HelmCharts) > 0 {
+			features = append(features, libsveltosv1.FeatureHelm)
+		}
+		if len(p.Spec.PolicyRefs) > 0 {
+			features = append(features, libsveltosv1.FeatureResources)
+		}
+		i := slices.IndexFunc(summaries.Items, func(cs addonv1.ClusterSummary) bool {
+			return cs.Spec.ClusterName == cluster.Name && slices.ContainsFunc(cs.OwnerReferences,
+				func(o metav1.OwnerReference) bool { return o.Kind == addonv1.ClusterProfileKind && o.Name == p.Name })
+		})
+		if i < 0 {
+			return false, fmt.Sprintf("MultiClusterService %s: no ClusterSummary of ClusterProfile %s yet", dep, p.Name), nil
+		}
+		cs := summaries.Items[i]
+		for _, id := range features {
+			j := slices.IndexFunc(cs.Status.FeatureSummaries, func(fs addonv1.FeatureSummary) bool { return fs.FeatureID == id })
+			if j < 0 {
+				return false, fmt.Sprintf("MultiClusterService %s: ClusterSummary %s reports no %s feature yet", dep,
+					cs.Name, id), nil
+			}
+			if st := cs.Status.FeatureSummaries[j].Status; st != libsveltosv1.FeatureStatusProvisioned {
+				return false, fmt.Sprintf("MultiClusterService %s: ClusterSummary %s feature %s is %s", dep, cs.Name, id,
+					st), nil
+			}
+		}
+	}
+	return true, "", nil
 }
