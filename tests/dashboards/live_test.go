@@ -96,6 +96,10 @@ func TestLiveQueries(t *testing.T) {
 		}
 	}
 	t.Logf("%d dashboard queries ran, each returned data", panels)
+	// The same dashboards on a regional cluster's Grafana (kof-storage grafana.enabled), through its data source.
+	regionalCtx, cancelRegional := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancelRegional()
+	checkRegionalGrafana(t, regionalCtx, f, boards)
 
 	rules := readRules(t)
 	byName := map[string]promql.Rule{}

@@ -47,7 +47,13 @@ type result struct {
 // query runs an instant query through the Prometheus API of VictoriaMetrics at addr. Errors: transport, a non-200
 // answer or status "error" (with VictoriaMetrics' message).
 func query(ctx context.Context, addr, q string) ([]result, error) {
-	code, body, err := request(ctx, http.MethodGet, "http://"+addr+"/api/v1/query?"+url.Values{"query": {q}}.Encode(), "", nil, "", "")
+	return queryAt(ctx, "http://"+addr, q)
+}
+
+// queryAt runs an instant query through the Prometheus API at base (a URL, such as a Grafana data source's), as
+// query does.
+func queryAt(ctx context.Context, base, q string) ([]result, error) {
+	code, body, err := request(ctx, http.MethodGet, base+"/api/v1/query?"+url.Values{"query": {q}}.Encode(), "", nil, "", "")
 	if err != nil {
 		return nil, err
 	}

@@ -243,3 +243,69 @@ func TestHoldDemoPrintsKubeconfigAndReturns(t *testing.T) {
 		t.Errorf("kof demo --help: exit %d, no --keep flag:\n%s", code, out)
 	}
 }
+
+// TestCheckValuesKnowsTheGuideParts checks that `kof check values` accepts the values of the Istio namespace
+// bootstrap (kof-mothership istio.memberNamespace), external-dns and the regional Grafana (kof-regional
+// external-dns and grafana, kof-storage grafana) through the umbrella, and names each misspelt one with the fix.
+func TestCheckValuesKnowsTheGuideParts(t *testing.T) {
+	write := func(text string) string {
+		p := filepath.Join(t.TempDir(), "values.yaml")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write(`kof-mothership:
+  values:
+    istio:
+      memberNamespace: kof
+kof-regional:
+  values:
+    external-dns:
+      enabled: true
+      namespace: dns
+      provider: cloudflare
+      credentialsSecretName: cloudflare-token
+      values:
+        policy: sync
+    grafana:
+      enabled: true
+      namespace: grafana-operator
+kof-storage:
+  values:
+    grafana:
+      enabled: true
+      folder: Region
+      disabledDashboards: [cost]
+`)
+	if code, out, errOut := kof(t, "check", "values", "--charts", "../../charts", "-f", good); code != exitClean ||
+		out != "ok: 1 files checked\n" {
+		t.Errorf("the guide's values: exit %d, stdout %q, stderr %q; want ok", code, out, errOut)
+	}
+	typos := write(`kof-mothership:
+  values:
+    istio:
+      memberNamespaces: kof
+kof-regional:
+  values:
+    external-dns:
+      credentialSecretName: cloudflare-token
+kof-storage:
+  values:
+    grafana:
+      disabledDashboard: [cost]
+`)
+	code, out, _ := kof(t, "check", "values", "--charts", "../../charts", "-f", typos)
+	if code != exitFindings {
+		t.Errorf("misspelt values: exit %d, want %d:\n%s", code, exitFindings, out)
+	}
+	for _, want := range []string{
+		"kof-mothership.values.istio.memberNamespaces: unknown key; did you mean memberNamespace?",
+		"kof-regional.values.external-dns.credentialSecretName: unknown key; did you mean credentialsSecretName?",
+		"kof-storage.values.grafana.disabledDashboard: unknown key; did you mean disabledDashboards?",
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
