@@ -172,13 +172,10 @@ func runInNode(name string) (code int, err error) {
 	nsDone := make(chan error, 1)
 	go func() { nsDone <- ns.Wait() }()
 	defer func() {
-		_ = ns.Process.Signal(syscall.SIGTERM) // unshare ends; --kill-child kills the first process, the kernel the rest
-		select {
-		case <-nsDone:
-		case <-time.After(10 * time.Second):
-			_ = ns.Process.Kill()
-			<-nsDone
-		}
+		// unshare ends (SIGKILL: with --fork it ignores SIGTERM while it waits for its child, so a SIGTERM would only
+		// cost a timeout); --kill-child kills the first process, the kernel the rest.
+		_ = ns.Process.Kill()
+		<-nsDone
 		err = errors.Join(err, waitNamespaceGone(dir))
 	}()
 	deadline := time.Now().Add(nodeNamespacesWait)
