@@ -91,14 +91,16 @@ func (o *namespaceOrder) run(w watch.Interface, f func(metav1.Object, watch.Even
 	}
 }
 
-// check fails the test unless the namespace was labelled, and before the first Helm release Secret was written.
+// check fails the test unless the namespace was labelled, and before the first Helm release Secret was written. It
+// runs once every release of the member is deployed.
 func (o *namespaceOrder) check(t *testing.T, cluster, ns string) {
 	t.Helper()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch {
 	case o.labelled == 0:
-		t.Errorf("cluster %s: Namespace %s never carried %s: enabled", cluster, ns, istioInjection)
+		t.Errorf("cluster %s: Namespace %s did not carry %s: enabled by the time its KOF releases were deployed "+
+			"(first release Secret %q)", cluster, ns, istioInjection, o.firstRelease)
 	case o.first == 0:
 		t.Errorf("cluster %s: no Helm release was installed", cluster)
 	case o.first < o.labelled:
