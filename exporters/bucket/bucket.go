@@ -59,7 +59,8 @@ type Bucket struct {
 	name   string
 	url    string
 	client *minio.Client
-	live   uploads // multipart uploads of NewUpload not yet completed or aborted
+	live   uploads   // multipart uploads of NewUpload not yet completed or aborted
+	chunks chunkPool // the buffers of uploads' parts, recycled
 }
 
 // Object describes a stored object.

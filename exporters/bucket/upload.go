@@ -34,7 +34,7 @@ type Upload struct {
 	key         string
 	contentType string
 
-	buf    []byte
+	buf    partBuffer
 	id     string // multipart upload id, "" until the first part is sent
 	parts  []minio.CompletePart
 	size   int64
@@ -75,7 +75,7 @@ func (s *uploads) list() []*Upload {
 
 // NewUpload returns an Upload of key with contentType; ctx bounds every request it sends before Commit.
 func (b *Bucket) NewUpload(ctx context.Context, key, contentType string) *Upload {
-	return &Upload{b: b, ctx: ctx, key: key, contentType: contentType}
+	return &Upload{b: b, ctx: ctx, key: key, contentType: contentType, buf: partBuffer{pool: &b.chunks}}
 }
 
 // Key returns the object key the upload writes.
@@ -95,12 +95,10 @@ func (u *Upload) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for len(p) > 0 {
-		room := PartSize - len(u.buf)
-		c := min(room, len(p))
-		u.buf = append(u.buf, p[:c]...)
+		c := u.buf.write(p, PartSize)
 		p, n = p[c:], n+c
 		u.size += int64(c)
-		if len(u.buf) == PartSize {
+		if u.buf.len() == PartSize {
 			if err := u.sendPart(); err != nil {
 				return n, err
 			}
@@ -131,13 +129,13 @@ func (u *Upload) sendPart() error {
 	// Sent in place, and the buffer kept for the next part: one part's memory however large the file (two would
 	// let the encoder run ahead, but double the resident memory of a large hour for little gain on a near server).
 	part, err := minio.Core{Client: u.b.client}.PutObjectPart(u.ctx, u.b.name, u.key, u.id, number,
-		bytes.NewReader(u.buf), int64(len(u.buf)), minio.PutObjectPartOptions{})
+		u.buf.reader(), int64(u.buf.len()), minio.PutObjectPartOptions{})
 	if err != nil {
 		u.err = u.b.fail(fmt.Sprintf("PUT part %d of", number), u.key, err)
 		return u.err
 	}
 	u.parts = append(u.parts, minio.CompletePart{PartNumber: number, ETag: part.ETag})
-	u.buf = u.buf[:0]
+	u.buf.reset()
 	return nil
 }
 
@@ -163,15 +161,16 @@ func (u *Upload) Commit(ctx context.Context, cond Condition) (Object, error) {
 	}
 	if u.id == "" {
 		opts.DisableMultipart = true
-		info, err := u.b.client.PutObject(ctx, u.b.name, u.key, bytes.NewReader(u.buf), int64(len(u.buf)), opts)
+		info, err := u.b.client.PutObject(ctx, u.b.name, u.key, u.buf.reader(), int64(u.buf.len()), opts)
 		if err != nil {
 			u.err = u.b.fail("PUT", u.key, err)
 			return Object{}, u.err
 		}
 		u.closed = true
+		u.buf.reset()
 		return Object{Key: u.key, ETag: trimETag(info.ETag), Size: u.size, LastModified: info.LastModified}, nil
 	}
-	if len(u.buf) > 0 {
+	if u.buf.len() > 0 {
 		if err := u.sendPart(); err != nil {
 			return Object{}, err
 		}
@@ -189,6 +188,7 @@ func (u *Upload) Commit(ctx context.Context, cond Condition) (Object, error) {
 	}
 	u.closed = true
 	u.b.live.remove(u)
+	u.buf.reset()
 	return Object{Key: u.key, ETag: trimETag(info.ETag), Size: u.size, LastModified: info.LastModified}, nil
 }
 
@@ -201,6 +201,7 @@ func (u *Upload) Abort() error {
 	}
 	_ = u.wait()
 	u.closed = true
+	u.buf.reset()
 	if u.id == "" {
 		return nil
 	}

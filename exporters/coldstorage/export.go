@@ -478,7 +478,7 @@ func (e *Exporter) check(ctx context.Context, obj bucket.Object, f dataFile, lay
 // returns the number of series of the samples. Series ids are SeriesID of each series, the same in every run.
 func (e *Exporter) checkPair(ctx context.Context, objs []bucket.Object, missing []int, wrote written) (int64, error) {
 	if len(missing) == 2 {
-		return int64(len(wrote.ids)), nil
+		return wrote.series, nil
 	}
 	ids := func(i int) (map[int64]bool, error) {
 		if slices.Contains(missing, i) {

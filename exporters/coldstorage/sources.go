@@ -36,11 +36,13 @@ type reader interface {
 }
 
 // written is what a reader wrote: one summary per file, the rows read (samples, records or spans, counted also
-// for skipped files) and, for metrics, the ids of the series read.
+// for skipped files) and, for metrics, the number of distinct series read and, only when one of the two files was
+// skipped (checkPair then compares them with the other file), their ids.
 type written struct {
-	sums []columnar.Summary
-	rows int64
-	ids  map[int64]bool
+	sums   []columnar.Summary
+	rows   int64
+	series int64
+	ids    map[int64]bool
 }
 
 // tenantName and clusterName map stored values to partition names.
@@ -244,7 +246,11 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 	if err != nil {
 		return written{}, err
 	}
-	return written{sums: []columnar.Summary{samples, series}, rows: w.Rows(), ids: w.SeriesIDs()}, nil
+	wr := written{sums: []columnar.Summary{samples, series}, rows: w.Rows(), series: w.SeriesCount()}
+	if outs[0] == nil || outs[1] == nil {
+		wr.ids = w.SeriesIDs()
+	}
+	return wr, nil
 }
 
 // errWriterFailed stops the reading side of a metrics export whose writing side failed (its error is returned).
