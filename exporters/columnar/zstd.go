@@ -26,8 +26,8 @@ type zstdCodec struct {
 
 // newZstdCodec returns a zstdCodec encoding at most concurrency pages at once. Its encoder keeps a history of the
 // window plus one block (zstd.WithLowerEncoderMem) instead of at least 1 MiB, so a writer's second codec (the series
-// file's) costs 0.6 MiB less once its pages pass one block (the benchmark's files stay at 1.64 bytes/sample). Errors are option
-// errors of the zstd package.
+// file's) costs 0.6 MiB less once its pages pass one block (the benchmark's files stay at 1.64 bytes/sample).
+// Errors are option errors of the zstd package.
 func newZstdCodec(concurrency int) (*zstdCodec, error) {
 	enc, err := zstd.NewWriter(nil,
 		zstd.WithEncoderLevel(zstd.SpeedDefault),
