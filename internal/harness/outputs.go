@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"path/filepath"
 	"sort"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,13 +32,13 @@ func ObjectID(o *unstructured.Unstructured) string {
 	return o.GetKind() + " " + o.GetNamespace() + "/" + o.GetName()
 }
 
-// OfflineOutputs renders the scenario of in from its files with the repository's charts, as `kof render` does, and
-// returns the operator objects the preview predicts, by ObjectID. Errors: the render's, or a prediction of no
-// operator object at all.
+// OfflineOutputs renders the scenario of in from its files with the installation's charts (its Source's, such as a
+// release's pulled from a registry, else the repository's), as `kof render` does, and returns the operator objects
+// the preview predicts, by ObjectID. Errors: the render's, or a prediction of no operator object at all.
 func (in *Installation) OfflineOutputs(ctx context.Context) (map[string]*unstructured.Unstructured, error) {
 	sc := in.Scenario
 	f, err := fleet.Render(ctx, fleet.Options{
-		ChartsDir: filepath.Join(in.Session.Root, "charts"), ValuesFiles: []string{sc.ValuesFile},
+		ChartsDir: in.chartsDir(), ValuesFiles: []string{sc.ValuesFile},
 		ReleaseName: UmbrellaRelease, Namespace: UmbrellaNamespace, NamespaceObject: sc.Namespace,
 		Clusters: sc.Clusters,
 	})

@@ -227,7 +227,29 @@ type Source struct {
 	// the extra values merged) and returns the deployed release, e.g. `helm upgrade --install` of an `oci://`
 	// chart; nil means a Helm SDK install of `<ChartsDir>/kof`.
 	Umbrella func(ctx context.Context, values map[string]any) (*release.Release, error)
+	// OperatorBinary is the kof-operator the installation runs (e.g. an earlier release's, built from its commit);
+	// "" means the session's.
+	OperatorBinary string
 }
+
+// operatorBinary returns the kof-operator binary of the installation's source.
+func (in *Installation) operatorBinary() string {
+	if in.source.OperatorBinary != "" {
+		return in.source.OperatorBinary
+	}
+	return in.Session.OperatorBinary
+}
+
+// UpgradeFrom switches the installation to src (another release's charts, umbrella install and operator) and
+// runs Upgrade: the operator process restarts when its binary or its Deployment's command changes, as a rollout of
+// a new image would.
+func (in *Installation) UpgradeFrom(ctx context.Context, extra map[string]any, src Source) (*release.Release, error) {
+	in.source = src
+	return in.Upgrade(ctx, extra)
+}
+
+// ChartsDir returns the folder of the installation's charts: its Source's, else the repository's charts/.
+func (in *Installation) ChartsDir() string { return in.chartsDir() }
 
 func (in *Installation) chartsDir() string {
 	if in.source.ChartsDir != "" {
@@ -357,7 +379,7 @@ func (in *Installation) syncOperator(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cmd := append(append([]string{}, env...), args...)
+	cmd := append(append([]string{in.operatorBinary()}, env...), args...)
 	if in.Operator != nil && reflect.DeepEqual(cmd, in.operatorCmd) {
 		return nil
 	}
@@ -369,7 +391,7 @@ func (in *Installation) syncOperator(ctx context.Context) error {
 	}
 	in.starts++
 	log := filepath.Join(s.WorkDir, fmt.Sprintf("kof-operator-%s-%d.log", in.Scenario.Name, in.starts))
-	op, err := StartOperator(s.OperatorBinary, s.ControlPlane.Kubeconfig, dep, log)
+	op, err := StartOperator(in.operatorBinary(), s.ControlPlane.Kubeconfig, dep, log)
 	if err != nil {
 		return err
 	}
