@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -226,12 +227,16 @@ type side struct {
 	services map[string]*fleet.Service
 	objects  map[string]map[manifest.Key]*unstructured.Unstructured
 	owner    map[manifest.Key]string
+	// live holds the releases whose objects were read from a live cluster (fleet.LiveSource: the umbrella's
+	// Flux objects of `kof diff --live`): their values are unknown and their objects carry what the API server
+	// and the controllers wrote (asRendered).
+	live map[string]bool
 }
 
 // newSide indexes c's services (nil c: none) with the objects of each, its chart's CRDs included.
 func newSide(f *fleet.Fleet, c *fleet.Cluster) (*side, error) {
 	s := &side{f: f, services: map[string]*fleet.Service{}, objects: map[string]map[manifest.Key]*unstructured.Unstructured{},
-		owner: map[manifest.Key]string{}}
+		owner: map[manifest.Key]string{}, live: map[string]bool{}}
 	if c == nil {
 		return s, nil
 	}
@@ -240,7 +245,11 @@ func newSide(f *fleet.Fleet, c *fleet.Cluster) (*side, error) {
 		s.services[id] = svc
 		objs := map[manifest.Key]*unstructured.Unstructured{}
 		if svc.Objects != nil {
-			for _, o := range svc.Objects.Objects() {
+			for _, e := range svc.Objects.Entries() {
+				o := e.Unstructured
+				if e.Source == fleet.LiveSource {
+					s.live[id], o = true, asRendered(o)
+				}
 				objs[manifest.KeyOf(o)] = o
 			}
 		}
@@ -362,7 +371,9 @@ func compareRelease(id string, o, n *side) (Release, int) {
 		rel.Status = Removed
 	default:
 		rel.Fields = releaseFields(ov, nv)
-		rel.Values = Fields(ov.Values, nv.Values, false)
+		if !o.live[id] && !n.live[id] {
+			rel.Values = Fields(ov.Values, nv.Values, false) // a live side's umbrella values are not known
+		}
 		if ov.Via != nv.Via {
 			rel.Hurts = append(rel.Hurts, Hurt{Reason: ReasonOwnerMoved, Message: fmt.Sprintf("the release moves "+
 				"from %s to %s: the old owner uninstalls it while the new one installs it", ov.Via, nv.Via)})
@@ -373,8 +384,9 @@ func compareRelease(id string, o, n *side) (Release, int) {
 		}
 	}
 	oldObjs, newObjs := o.objects[id], n.objects[id]
+	live := o.live[id] || n.live[id]
 	for _, k := range sortedKeys(oldObjs, newObjs) {
-		obj := compareObject(k, id, oldObjs[k], newObjs[k], n)
+		obj := compareObject(k, id, oldObjs[k], newObjs[k], n, live)
 		if obj.Status == Added && o.owner[k] != "" && o.owner[k] != id {
 			continue // reported as moved under its old release
 		}
@@ -407,8 +419,9 @@ func releaseFields(o, n *fleet.Service) []Field {
 }
 
 // compareObject compares one object of release id (either side nil); n is the new side of the cluster, to find an
-// object that moves to another release.
-func compareObject(k manifest.Key, id string, o, nw *unstructured.Unstructured, n *side) Object {
+// object that moves to another release. With live (one side read from a live cluster), durations are compared as
+// durations (liveFields).
+func compareObject(k manifest.Key, id string, o, nw *unstructured.Unstructured, n *side, live bool) Object {
 	out := Object{Key: k.String(), Status: Unchanged}
 	o, nw = withoutStatus(o), withoutStatus(nw)
 	switch {
@@ -418,7 +431,7 @@ func compareObject(k manifest.Key, id string, o, nw *unstructured.Unstructured, 
 		if to := n.owner[k]; to != "" && to != id {
 			moved := withoutStatus(n.objects[to][k])
 			out.Status, out.MovedTo = Moved, to
-			out.Fields = objectFields(k, o, moved)
+			out.Fields = objectFields(k, o, moved, live)
 			out.Hurts = append(changedHurts(k, o, moved), Hurt{Reason: ReasonOwnerMoved, Message: fmt.Sprintf(
 				"release %s renders it instead of %s: Helm refuses to adopt an object another release owns, and "+
 					"uninstalling %s deletes it", to, id, id)})
@@ -430,7 +443,7 @@ func compareObject(k manifest.Key, id string, o, nw *unstructured.Unstructured, 
 		if reflect.DeepEqual(o.Object, nw.Object) {
 			return out
 		}
-		out.Fields = objectFields(k, o, nw)
+		out.Fields = objectFields(k, o, nw, live)
 		if len(out.Fields) == 0 {
 			return out
 		}
@@ -458,9 +471,55 @@ func withoutStatus(o *unstructured.Unstructured) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: m}
 }
 
-// objectFields returns the field-level changes of an object, with Secret data redacted.
-func objectFields(k manifest.Key, o, n *unstructured.Unstructured) []Field {
-	return Fields(o.Object, n.Object, k.Group == "" && k.Kind == "Secret")
+// objectFields returns the field-level changes of an object, with Secret data redacted; with live, durations are
+// compared as durations.
+func objectFields(k manifest.Key, o, n *unstructured.Unstructured, live bool) []Field {
+	return fields(o.Object, n.Object, k.Group == "" && k.Kind == "Secret", live)
+}
+
+// serverAnnotations are the annotations Helm adds to every object it installs (its ownership record): a live
+// object has them, a render never does.
+var serverAnnotations = []string{"meta.helm.sh/release-name", "meta.helm.sh/release-namespace"}
+
+// asRendered returns the live object o as a render would give it: without status, without the metadata the API
+// server and the controllers set (uid, resourceVersion, generation, creationTimestamp, managedFields, finalizers,
+// ownerReferences, deletionTimestamp) and without Helm's ownership annotations (serverAnnotations), sharing the
+// rest of o. Without it, `kof diff --live` reports every live object as changed by fields no chart sets.
+func asRendered(o *unstructured.Unstructured) *unstructured.Unstructured {
+	out := withoutStatus(o)
+	md, ok := out.Object["metadata"].(map[string]any)
+	if !ok {
+		return out
+	}
+	clean := make(map[string]any, len(md))
+	for k, v := range md {
+		switch k {
+		case "uid", "resourceVersion", "generation", "creationTimestamp", "managedFields", "finalizers",
+			"ownerReferences", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink":
+		case "annotations":
+			if a, ok := v.(map[string]any); ok {
+				kept := make(map[string]any, len(a))
+				for ak, av := range a {
+					if !slices.Contains(serverAnnotations, ak) {
+						kept[ak] = av
+					}
+				}
+				if len(kept) > 0 {
+					clean[k] = kept
+				}
+				continue
+			}
+			clean[k] = v
+		default:
+			clean[k] = v
+		}
+	}
+	m := make(map[string]any, len(out.Object))
+	for k, v := range out.Object {
+		m[k] = v
+	}
+	m["metadata"] = clean
+	return &unstructured.Unstructured{Object: m}
 }
 
 // sortedKeys returns the keys of a and b, sorted by their string form.

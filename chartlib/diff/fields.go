@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -64,9 +65,34 @@ func short(v any) string {
 // script). With redact, the values under `data` and `stringData` (a Secret's) are replaced by a digest, so no
 // credential is printed.
 func Fields(old, new any, redact bool) []Field {
+	return fields(old, new, redact, false)
+}
+
+// fields is Fields; with live (one side was read from a live cluster), two strings that are both Go durations
+// are equal when their durations are: the API server and the controllers' Go types write `10m` back as `10m0s`
+// (metav1.Duration), so a live object's durations seldom read as the chart wrote them.
+func fields(old, new any, redact, live bool) []Field {
 	r := &reporter{redact: redact}
-	cmp.Equal(old, new, cmpopts.EquateEmpty(), cmp.Reporter(r))
+	opts := []cmp.Option{cmpopts.EquateEmpty(), cmp.Reporter(r)}
+	if live {
+		opts = append(opts, cmp.FilterValues(bothDurations, cmp.Comparer(sameDuration)))
+	}
+	cmp.Equal(old, new, opts...)
 	return r.fields
+}
+
+// bothDurations reports whether a and b both parse as Go durations (time.ParseDuration).
+func bothDurations(a, b string) bool {
+	_, errA := time.ParseDuration(a)
+	_, errB := time.ParseDuration(b)
+	return errA == nil && errB == nil
+}
+
+// sameDuration reports whether durations a and b (both valid, bothDurations) are equal.
+func sameDuration(a, b string) bool {
+	da, _ := time.ParseDuration(a)
+	db, _ := time.ParseDuration(b)
+	return da == db
 }
 
 // reporter collects the differing leaves of a cmp.Equal walk (go-cmp's Reporter interface).

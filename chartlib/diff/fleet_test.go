@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -183,4 +184,91 @@ func TestPrintValuesChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(text(t, r))
+}
+
+// liveCopy returns o as the API server and the controllers return it: status, server metadata, Flux's finalizer,
+// Helm's ownership annotations, and every `10m`-style duration under spec written back as Go formats it (`10m0s`).
+func liveCopy(t *testing.T, o *unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	l := o.DeepCopy()
+	l.SetUID("0b7f6c2e-live")
+	l.SetResourceVersion("4242")
+	l.SetGeneration(3)
+	l.SetFinalizers([]string{"finalizers.fluxcd.io"})
+	a := l.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a["meta.helm.sh/release-name"], a["meta.helm.sh/release-namespace"] = "kof", "kof"
+	l.SetAnnotations(a)
+	l.Object["status"] = map[string]any{"observedGeneration": int64(3)}
+	for _, f := range []string{"interval", "timeout"} {
+		if v, ok, _ := unstructured.NestedString(l.Object, "spec", f); ok {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatalf("%s spec.%s %q: %v", manifest.KeyOf(o), f, v, err)
+			}
+			if err := unstructured.SetNestedField(l.Object, d.String(), "spec", f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return l
+}
+
+// `kof diff --live` with the same charts and values: the umbrella's Flux objects read from the cluster (as
+// liveCopy makes them) against the same objects rendered give no change, and the umbrella's values (unknown on
+// the live side) are not compared; a real change of a live object (a HelmChart's version) is still reported.
+func TestRealFleetLiveUmbrellaNoChange(t *testing.T) {
+	ctx := context.Background()
+	src := Source{Dir: chartsDir}
+	f, err := fleet.Render(ctx, fleet.Options{ChartsDir: chartsDir, Clusters: standardClusters(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var layer1 []*unstructured.Unstructured
+	var durations int
+	for _, o := range f.Umbrella.Objects() {
+		l := liveCopy(t, o)
+		if fmt.Sprint(l.Object["spec"]) != fmt.Sprint(o.Object["spec"]) {
+			durations++
+		}
+		layer1 = append(layer1, l)
+	}
+	if len(layer1) == 0 || durations == 0 {
+		t.Fatalf("the umbrella renders %d objects, %d with a duration written differently live; want some of each",
+			len(layer1), durations)
+	}
+	values := writeValues(t, "flux:\n  wait: true\n")
+	run := func(layer1 []*unstructured.Unstructured) *Report {
+		r, err := Run(ctx, Options{Old: Side{Charts: src, Layer1: layer1},
+			New: Side{Charts: src, ValuesFiles: []string{values}}, Fleet: fleet.Options{Clusters: standardClusters(t)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if r := run(layer1); r.ExitCode() != ExitNoChange {
+		t.Errorf("live umbrella objects against their render: exit %d, want %d\n%s", r.ExitCode(), ExitNoChange,
+			text(t, r))
+	}
+
+	var chart *unstructured.Unstructured
+	for _, l := range layer1 {
+		if l.GetKind() == "HelmChart" && l.GetName() == "kof-mothership" {
+			chart = l
+		}
+	}
+	if chart == nil {
+		t.Fatal("the umbrella renders no HelmChart kof-mothership")
+	}
+	if err := unstructured.SetNestedField(chart.Object, "1.9.9", "spec", "version"); err != nil {
+		t.Fatal(err)
+	}
+	r := run(layer1)
+	out := text(t, r)
+	if r.ExitCode() != ExitChanges || !strings.Contains(out, `spec.version: "1.9.9" →`) {
+		t.Errorf("a live HelmChart at version 1.9.9: exit %d, want %d and the version change\n%s",
+			r.ExitCode(), ExitChanges, out)
+	}
 }
