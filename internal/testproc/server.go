@@ -30,6 +30,9 @@ type Spec struct {
 	Env []string
 	// Health is the path answering 200 once the server is ready.
 	Health string
+	// Setup, when set, runs before each start with the listen address and data folder, e.g. to write a
+	// configuration file that names the address (a server without a listen-address flag); its error ends the start.
+	Setup func(addr, dir string) error
 }
 
 // Server is one running server.
@@ -115,6 +118,11 @@ func freeAddr() (string, error) {
 }
 
 func (s *Server) start() error {
+	if s.spec.Setup != nil {
+		if err := s.spec.Setup(s.Addr, s.Dir); err != nil {
+			return fmt.Errorf("set up %s: %w", s.spec.Tool, err)
+		}
+	}
 	logf, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("server log %s: %w", s.log, err)

@@ -1,7 +1,11 @@
 package testproc
 
 import (
+	"errors"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +37,28 @@ func TestServers(t *testing.T) {
 				t.Errorf("after Restart: HTTP %d", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// A Spec's Setup runs before the start with the address and data folder the server gets, and an error of it ends the start before any process runs,
+// naming the tool.
+func TestServerSetup(t *testing.T) {
+	spec := VictoriaMetricsSpec()
+	var seenAddr, seenDir string
+	spec.Setup = func(addr, dir string) error {
+		seenAddr, seenDir = addr, dir
+		return os.WriteFile(filepath.Join(dir, "setup-ran"), []byte(addr), 0o600)
+	}
+	s := startServerT(t, spec)
+	if seenAddr != s.Addr || seenDir != s.Dir {
+		t.Errorf("Setup saw %s %s, the server runs at %s with data in %s", seenAddr, seenDir, s.Addr, s.Dir)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.Dir, "setup-ran")); err != nil || string(b) != s.Addr {
+		t.Errorf("file written by Setup: %q, %v; want %q", b, err, s.Addr)
+	}
+
+	spec.Setup = func(string, string) error { return errors.New("no config") }
+	if _, err := StartServer(spec, t.TempDir()); err == nil || !strings.Contains(err.Error(), "set up victoria-metrics: no config") {
+		t.Errorf("StartServer with a failing Setup: %v, want the Setup error naming the tool", err)
 	}
 }
