@@ -104,8 +104,9 @@ type FluxRelease struct {
 	flux.Release
 	// Local is true when the chart comes from the harness's chart repository (a KOF chart).
 	Local bool
-	// Ready is the HelmRelease's Ready condition for its current generation; Reason and Message are the
-	// condition's (for a third-party release whose chart cannot be fetched, the HelmChart's message is added).
+	// Ready is the HelmRelease's Ready condition for its current generation, and for a release of one chart
+	// version, that version installed (status.history); Reason and Message are the condition's (for a third-party
+	// release whose chart cannot be fetched, the HelmChart's message is added).
 	Ready           bool
 	Reason, Message string
 	// Revision is the Helm release revision Flux last installed (status.history), 0 when none.
@@ -158,11 +159,21 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 		}
 		fr := FluxRelease{Release: rel, Local: rel.Repository == repoURL}
 		fr.Ready, fr.Reason, fr.Message = readyOf(hr)
+		installed := ""
 		if history, _, _ := unstructured.NestedSlice(hr.Object, "status", "history"); len(history) > 0 {
 			if h, ok := history[0].(map[string]any); ok {
 				v, _, _ := unstructured.NestedInt64(h, "version")
 				fr.Revision = int(v)
+				installed, _, _ = unstructured.NestedString(h, "chartVersion")
 			}
+		}
+		if fr.Ready && exactVersion(rel.Version) && strings.TrimPrefix(installed, "v") != strings.TrimPrefix(rel.Version, "v") {
+			// A HelmRelease whose chart comes by spec.chartRef keeps its generation when only the HelmChart's
+			// version changes (an upgrade or rollback of the umbrella): its Ready condition is still the one of
+			// the chart it installed before.
+			fr.Ready, fr.Reason = false, "Progressing"
+			fr.Message = fmt.Sprintf("chart version %s asked for, %q installed: %s", rel.Version, installed,
+				notReconciled)
 		}
 		if !fr.Ready && !fr.Local {
 			if problem := chartProblem(hr, find); !strings.Contains(fr.Message, problem) {
@@ -190,6 +201,12 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 		out[i] = byKey[r.HelmRelease]
 	}
 	return out, nil
+}
+
+// exactVersion reports whether v names one chart version (`2.0.1`, `v5.18.0`), not a semver range Flux would
+// resolve (`*`, `^1.2`, `>=1.0 <2.0`, `1.x`) or nothing.
+func exactVersion(v string) bool {
+	return v != "" && !strings.ContainsAny(v, " *^~<>=|,xX")
 }
 
 // readyOf returns the Ready condition of a Flux object for its current generation: a condition written for an

@@ -151,7 +151,8 @@ func helmRelease(name string, ready bool, dependsOn ...string) *unstructured.Uns
 		"spec": map[string]any{"dependsOn": deps, "chart": map[string]any{"spec": map[string]any{"chart": name,
 			"version": "1.0.0", "sourceRef": map[string]any{"kind": "HelmRepository", "name": "kof"}}}},
 		"status": map[string]any{"observedGeneration": int64(1), "conditions": []any{map[string]any{
-			"type": "Ready", "status": status, "reason": "InstallSucceeded", "message": "done"}}}}}
+			"type": "Ready", "status": status, "reason": "InstallSucceeded", "message": "done"}},
+			"history": []any{map[string]any{"version": int64(1), "chartName": name, "chartVersion": "1.0.0"}}}}}
 	if len(deps) == 0 {
 		unstructured.RemoveNestedField(u.Object, "spec", "dependsOn")
 	}
@@ -216,6 +217,48 @@ func TestRetryableSortsTransientFromFinal(t *testing.T) {
 	} {
 		if got := Retryable(tc.err); got != tc.want {
 			t.Errorf("Retryable(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// A HelmRelease whose chart version changes while its generation does not (its chart comes by spec.chartRef and
+// only the HelmChart's version moved, as in an upgrade or `helm rollback` of the umbrella) is not Ready until
+// helm-controller has installed that version: WaitFlux once returned at once after a rollback, with the condition
+// of the version it was rolling back from, and the harness started the earlier operator with the newer Deployment.
+func TestReadFluxReleasesWaitsForTheChartVersion(t *testing.T) {
+	ctx := context.Background()
+	s, err := Scheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr := helmRelease("mothership", true)
+	if err := unstructured.SetNestedField(hr.Object, "2.0.0", "spec", "chart", "spec", "version"); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(hr).Build()
+	rels, err := ReadFluxReleases(ctx, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rels) != 1 || rels[0].Ready || !strings.Contains(rels[0].Message, `chart version 2.0.0 asked for, "1.0.0" installed`) {
+		t.Errorf("release asking for 2.0.0 with 1.0.0 installed: %+v, want not Ready naming both versions", rels)
+	}
+
+	if err := unstructured.SetNestedSlice(hr.Object, []any{map[string]any{"version": int64(2), "chartName": "mothership",
+		"chartVersion": "2.0.0"}}, "status", "history"); err != nil {
+		t.Fatal(err)
+	}
+	c = fake.NewClientBuilder().WithScheme(s).WithObjects(hr).Build()
+	if rels, err = ReadFluxReleases(ctx, c, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(rels) != 1 || !rels[0].Ready || rels[0].Revision != 2 {
+		t.Errorf("release with 2.0.0 installed: %+v, want Ready at revision 2", rels)
+	}
+	for v, want := range map[string]bool{"2.0.1": true, "v5.18.0": true, "": false, "*": false, "^1.2": false,
+		">=1.0 <2.0": false, "1.x": false} {
+		if got := exactVersion(v); got != want {
+			t.Errorf("exactVersion(%q) = %v, want %v", v, got, want)
 		}
 	}
 }
