@@ -68,6 +68,12 @@ func run(m *testing.M) int {
 	}
 	shared = &env{session: s, scenariosDir: filepath.Join(root, "tests", "scenarios", "testdata")}
 	code := m.Run()
+	if err := stopReleases(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := s.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		if code == 0 {

@@ -37,21 +37,12 @@ const e2eVersion = "2.0.1-e2e.1"
 // each image is what a KOF image must be (user 65532, only the binary: no shell).
 func TestReleaseInstallsFromTheRegistry(t *testing.T) {
 	ctx := context.Background()
-	registry := startRegistry(t) + "/kof"
 	remote := image.Remote{PlainHTTP: true}
-	out := filepath.Join(t.TempDir(), "release")
-
-	start := time.Now()
-	runMake(t, "release", "REGISTRY="+registry, "VERSION="+e2eVersion, "PLAIN_HTTP=true", "OUT="+out)
-	t.Logf("make release: %.1fs", time.Since(start).Seconds())
-	m, err := release.ReadManifest(filepath.Join(out, release.ManifestFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, out := currentRelease(t)
 	checkPublishedImages(t, ctx, m, remote, out)
 	checkPublishedCharts(t, ctx, m, remote)
 
-	start = time.Now()
+	start := time.Now()
 	layoutDir := filepath.Join(t.TempDir(), "images")
 	runMake(t, "images", "VERSION="+e2eVersion, "OUT="+layoutDir)
 	t.Logf("make images (second build of the same commit): %.1fs", time.Since(start).Seconds())

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	helmrelease "helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -28,6 +30,8 @@ import (
 	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/internal/harness"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
+	"kof.dev/kof/operator/names"
+	"kof.dev/kof/operator/outputs"
 	"kof.dev/kof/release"
 	"kof.dev/kof/release/image"
 )
@@ -42,7 +46,7 @@ const upgradeFromVersion = "2.0.1-e2e.0"
 // previousCommit replaces it with the parent of the commit that sets a new version once one exists.
 const upgradeBaseline = "0c43c11fa9ce5ed693f5212e3d4b88775abdfb48"
 
-// releasePlatforms is the one platform the upgrade test builds its releases for (the control plane's).
+// releasePlatforms is the one platform the upgrade test builds release N-1 for (the control plane's).
 const releasePlatforms = "linux/amd64"
 
 // previousCommit returns the commit release N-1 is built from and how it was found: the parent of the newest
@@ -99,16 +103,14 @@ func worktree(t *testing.T, commit string) string {
 	return dir
 }
 
-// publish runs `make release` in root (this tree or a worktree) for releasePlatforms and returns the manifest.
+// publish runs `make release` in root (a worktree of an earlier commit) to registry for releasePlatforms and
+// returns the manifest.
 func publish(t *testing.T, root, registry, version string) *release.Manifest {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "release-"+version)
 	start := time.Now()
-	cmd := exec.Command("make", "--no-print-directory", "release", "REGISTRY="+registry, "VERSION="+version,
-		"PLAIN_HTTP=true", "OUT="+out, "PLATFORMS="+releasePlatforms)
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make release VERSION=%s in %s: %v\n%s", version, root, err, b)
+	if err := makeRelease(root, registry, version, out, releasePlatforms); err != nil {
+		t.Fatal(err)
 	}
 	t.Logf("make release %s: %.1fs", version, time.Since(start).Seconds())
 	m, err := release.ReadManifest(filepath.Join(out, release.ManifestFile))
@@ -244,8 +246,8 @@ type liveObject struct {
 	content string
 }
 
-// operatorState returns every object of harness.OperatorOutputKinds labelled managed-by kof-operator, by the key kof diff prints
-// (manifest.Key: `Kind[.group] namespace/name`).
+// operatorState returns every object of harness.OperatorOutputKinds labelled managed-by kof-operator, by the key
+// kof diff prints (manifest.Key: `Kind[.group] namespace/name`).
 func operatorState(t *testing.T, ctx context.Context) map[string]liveObject {
 	t.Helper()
 	out := map[string]liveObject{}
@@ -333,6 +335,14 @@ func checkDiff(t *testing.T, r *diff.Report, text string, code int, from, to *re
 		t.Errorf("kof diff %s → %s: a change hurts: %s %s %s: %s", from.Version, to.Version, h.Cluster, h.Release,
 			h.Object, h.Hurt)
 	}
+	// What the API server and the controllers add to the live umbrella objects is no change of the charts.
+	for _, noise := range []string{"metadata.finalizers", "meta.helm.sh/release-name", "metadata.uid",
+		"metadata.resourceVersion", "metadata.managedFields", `"10m0s"`} {
+		if strings.Contains(text, noise) {
+			t.Errorf("kof diff %s → %s reports %s, which the live cluster adds and no chart sets", from.Version,
+				to.Version, noise)
+		}
+	}
 	var versionChanged, imageChanged bool
 	for _, cl := range r.Clusters {
 		if cl.Name != harness.ManagementCluster {
@@ -362,12 +372,12 @@ func checkDiff(t *testing.T, r *diff.Report, text string, code int, from, to *re
 	}
 }
 
-// checkRollout checks an upgrade or rollback from the state before: every credential Secret and VMUser and every
-// other operator object is the same object (same UID; Secrets with the same data), the operator wrote only the
-// objects whose prediction changed (changed, per the diff report) and then nothing, and the operator objects equal
-// the prediction.
+// checkRollout checks an upgrade or rollback from the state before (operatorState and vmUserCredentials): every
+// operator object is the same object (same UID), every credential is unchanged (checkCredentials), the operator
+// wrote only the objects whose prediction changed (changed, per the diff report) and then nothing, and the operator
+// objects and the objects of every KOF release of the management cluster equal kof render's prediction.
 func checkRollout(t *testing.T, ctx context.Context, in *harness.Installation, before map[string]liveObject,
-	r *diff.Report) {
+	beforeCreds map[string]string, r *diff.Report) {
 	t.Helper()
 	changed := map[string]bool{}
 	for _, cl := range r.Clusters {
@@ -395,17 +405,7 @@ func checkRollout(t *testing.T, ctx context.Context, in *harness.Installation, b
 				a.resourceVersion)
 		}
 	}
-	for _, cred := range []string{"Secret ", "VMUser "} {
-		n := 0
-		for id := range before {
-			if strings.HasPrefix(id, cred) {
-				n++
-			}
-		}
-		if n == 0 {
-			t.Errorf("no %sbefore the rollout: the credential checks would prove nothing", cred)
-		}
-	}
+	checkCredentials(t, beforeCreds, vmUserCredentials(t, ctx))
 	time.Sleep(5 * time.Second) // then nothing: no write in the next seconds
 	for id, a := range after {
 		if now := operatorState(t, ctx)[id]; now.resourceVersion != a.resourceVersion {
@@ -414,6 +414,7 @@ func checkRollout(t *testing.T, ctx context.Context, in *harness.Installation, b
 		}
 	}
 	assertOfflineMatchesLive(t, in)
+	assertReleasesMatchRender(t, ctx, in)
 }
 
 // checkChains checks every ServiceTemplateChain of the ServiceTemplates of version `to`: each lists the templates
@@ -472,18 +473,19 @@ func checkChains(t *testing.T, ctx context.Context, from, to string, upgrade boo
 // converges, and upgrades to release N (this tree) as docs/upgrade.md says: `kof diff` first (changes, none that
 // hurts), CRDs, then `helm upgrade` of the umbrella. Then `helm rollback` to N-1 with the same checks.
 //
-// Wall time: about 4 minutes on two busy cores (two `make release` for one platform, the earlier commit's a cold
-// compile; four Flux rollouts on the package's shared control plane); it shares the control plane with the other
-// e2e tests and needs its own registry and releases.
+// Wall time: 150 to 180 s on two cores shared with other builds (load average above 20), of which 45 to 70 s are
+// `make release` of the earlier commit for one platform (its packages that differ from this tree's compile anew)
+// and the rest three Flux rollouts (install, upgrade, rollback) with their checks. It shares the package's control
+// plane, and the registry and release N with TestReleaseInstallsFromTheRegistry (registry_test.go), so N is built
+// once per run.
 func TestUpgradeFromPreviousReleaseAndRollback(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
-	registry := startRegistry(t) + "/kof"
 	commit, how := previousCommit(t)
 	t.Logf("release N-1 = commit %s (%s) as %s; release N = this tree as %s", commit, how, upgradeFromVersion,
 		e2eVersion)
-	prev := publish(t, worktree(t, commit), registry, upgradeFromVersion)
-	cur := publish(t, shared.session.Root, registry, e2eVersion)
+	cur, _ := currentRelease(t)
+	prev := publish(t, worktree(t, commit), releaseRegistry(t), upgradeFromVersion)
 	prevSrc := harness.Source{ChartsDir: pullCharts(t, prev), Umbrella: helmInstallOCI(t, prev.Chart(release.UmbrellaChart)),
 		OperatorBinary: releasedOperator(t, ctx, prev)}
 	curSrc := harness.Source{ChartsDir: pullCharts(t, cur), Umbrella: helmInstallOCI(t, cur.Chart(release.UmbrellaChart)),
@@ -494,6 +496,7 @@ func TestUpgradeFromPreviousReleaseAndRollback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	removeKeptTemplates(t, ctx, upgradeFromVersion, e2eVersion)
 	extra := registryValues(prev)
 	in, err := shared.session.InstallFrom(ctx, sc, extra, prevSrc)
 	t.Cleanup(func() {
@@ -512,7 +515,7 @@ func TestUpgradeFromPreviousReleaseAndRollback(t *testing.T) {
 	// Upgrade N-1 → N.
 	r, text, code := kofDiff(t, in, prev, cur)
 	checkDiff(t, r, text, code, prev, cur)
-	before := operatorState(t, ctx)
+	before, beforeCreds := operatorState(t, ctx), vmUserCredentials(t, ctx)
 	applyCRDs(t, ctx, curSrc.ChartsDir)
 	rel, err := in.UpgradeFrom(ctx, extra, curSrc)
 	if err != nil {
@@ -522,14 +525,14 @@ func TestUpgradeFromPreviousReleaseAndRollback(t *testing.T) {
 		t.Errorf("umbrella %s after the upgrade, want %s", rel.Chart.Metadata.Version, e2eVersion)
 	}
 	waitOperator(t, in)
-	checkRollout(t, ctx, in, before, r)
+	checkRollout(t, ctx, in, before, beforeCreds, r)
 	checkChains(t, ctx, upgradeFromVersion, e2eVersion, true)
 	t.Logf("upgrade %s → %s checked: %.1fs", upgradeFromVersion, e2eVersion, time.Since(start).Seconds())
 
 	// Rollback N → N-1 (CRDs stay: docs/upgrade.md).
 	r, text, code = kofDiff(t, in, cur, prev)
 	checkDiff(t, r, text, code, cur, prev)
-	before = operatorState(t, ctx)
+	before, beforeCreds = operatorState(t, ctx), vmUserCredentials(t, ctx)
 	rollback := prevSrc
 	rollback.Umbrella = helmRollback(t, installed)
 	rel, err = in.UpgradeFrom(ctx, extra, rollback)
@@ -540,11 +543,234 @@ func TestUpgradeFromPreviousReleaseAndRollback(t *testing.T) {
 		t.Errorf("umbrella %s after the rollback, want %s", rel.Chart.Metadata.Version, upgradeFromVersion)
 	}
 	waitOperator(t, in)
-	checkRollout(t, ctx, in, before, r)
+	checkRollout(t, ctx, in, before, beforeCreds, r)
 	checkChains(t, ctx, e2eVersion, upgradeFromVersion, false)
 	t.Logf("rollback %s → %s checked: %.1fs", e2eVersion, upgradeFromVersion, time.Since(start).Seconds())
 
 	deleteClusters(t, in)
 	uninstallLeavesCRDsAndNoOperatorObjects(t, in)
 	t.Logf("upgrade and rollback e2e: %.1fs", time.Since(start).Seconds())
+}
+
+// templateAction matches one Sveltos template action of a propagation MultiClusterService's values (`{{ ... }}`,
+// unquoted in the JSON line the operator writes).
+var templateAction = regexp.MustCompile(`\{\{.*?\}\}`)
+
+// vmUserCredentials returns every credential of the fleet the operator made, by `Kind namespace/name` (a VMUser
+// carried to a regional by a propagation MultiClusterService: `VMUser name (MultiClusterService mcs)`), each as
+// the string that must not change across an upgrade or rollback: a credentials Secret `kof-vmuser-creds-*`'s UID,
+// username and password; a VMUser's username and password reference (Secret name and key). The VMUser of a child
+// whose storage is on a regional cluster exists on the management cluster only inside the values of its
+// propagation MultiClusterService (operator/outputs Bundle.Propagation), so both places are read.
+func vmUserCredentials(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	var secrets corev1.SecretList
+	if err := c().List(ctx, &secrets, client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		if strings.HasPrefix(s.Name, names.VMUserSecretPrefix) {
+			out["Secret "+s.Namespace+"/"+s.Name] = fmt.Sprintf("uid=%s username=%s password=%s", s.UID,
+				s.Data[outputs.UsernameKey], s.Data[outputs.PasswordKey])
+		}
+	}
+	user := func(o map[string]any) string {
+		name, _, _ := unstructured.NestedString(o, "spec", "username")
+		ref, _, _ := unstructured.NestedString(o, "spec", "passwordRef", "name")
+		key, _, _ := unstructured.NestedString(o, "spec", "passwordRef", "key")
+		return fmt.Sprintf("username=%s passwordRef=%s/%s", name, ref, key)
+	}
+	users := &unstructured.UnstructuredList{}
+	users.SetAPIVersion("operator.victoriametrics.com/v1beta1")
+	users.SetKind("VMUserList")
+	if err := c().List(ctx, users, client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range users.Items {
+		out["VMUser "+u.GetNamespace()+"/"+u.GetName()] = user(u.Object)
+	}
+	mcss := &unstructured.UnstructuredList{}
+	mcss.SetAPIVersion("k0rdent.mirantis.com/v1beta1")
+	mcss.SetKind("MultiClusterServiceList")
+	if err := c().List(ctx, mcss, client.MatchingLabels{kofv1.ManagedByLabel: kofv1.ManagedBy}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mcss.Items {
+		services, _, _ := unstructured.NestedSlice(m.Object, "spec", "serviceSpec", "services")
+		for _, sv := range services {
+			values, _ := sv.(map[string]any)["values"].(string)
+			if !strings.Contains(values, `"VMUser"`) {
+				continue
+			}
+			var v struct {
+				Propagation struct {
+					Data []map[string]any `json:"data"`
+				} `json:"propagation"`
+			}
+			if err := json.Unmarshal([]byte(templateAction.ReplaceAllString(values, "null")), &v); err != nil {
+				t.Fatalf("values of MultiClusterService %s: %v", m.GetName(), err)
+			}
+			for _, o := range v.Propagation.Data {
+				if o["kind"] == "VMUser" {
+					name, _, _ := unstructured.NestedString(o, "metadata", "name")
+					out["VMUser "+name+" (MultiClusterService "+m.GetName()+")"] = user(o)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// checkCredentials checks that every credential of before (vmUserCredentials) is in after, unchanged, that before
+// holds at least one credentials Secret and one VMUser (else the check proves nothing), and that each VMUser's
+// password reference names a credentials Secret of before. Messages never print a password.
+func checkCredentials(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	secrets, users := map[string]bool{}, 0
+	for id := range before {
+		if name, ok := strings.CutPrefix(id, "Secret "); ok {
+			secrets[name[strings.Index(name, "/")+1:]] = true
+		}
+	}
+	for id, b := range before {
+		a, ok := after[id]
+		switch {
+		case !ok:
+			t.Errorf("credential %s is gone after the rollout", id)
+		case a != b && strings.HasPrefix(id, "Secret "):
+			t.Errorf("credentials Secret %s changed across the rollout (UID or data)", id)
+		case a != b:
+			t.Errorf("%s changed across the rollout: %s → %s", id, b, a)
+		}
+		if strings.HasPrefix(id, "VMUser ") {
+			users++
+			ref := b[strings.Index(b, "passwordRef=")+len("passwordRef="):]
+			if name := ref[:strings.Index(ref, "/")]; !secrets[name] {
+				t.Errorf("%s reads its password from Secret %s, which is not a credentials Secret of the fleet", id, name)
+			}
+		}
+	}
+	if len(secrets) == 0 || users == 0 {
+		t.Errorf("%d credentials Secrets and %d VMUsers before the rollout: the credential checks would prove nothing",
+			len(secrets), users)
+	}
+}
+
+// fluxOriginLabels are the labels helm-controller adds to every object of a release it installs (its post-renderer);
+// a chart renders none of them, so the prediction of a release's objects has none.
+var fluxOriginLabels = []string{"helm.toolkit.fluxcd.io/name", "helm.toolkit.fluxcd.io/namespace"}
+
+// fromClusterState reports whether the content of o (an object of a kof-mothership release) comes from the cluster
+// through Helm's `lookup`, which an offline render cannot know: a ServiceTemplateChain lists the ServiceTemplates
+// found on the cluster (checkChains checks them live), and the promxy config Secret and rules ConfigMap keep what
+// the kof-operator wrote there.
+func fromClusterState(k manifest.Key) bool {
+	return k.Kind == "ServiceTemplateChain" ||
+		(k.Kind == "Secret" && strings.HasSuffix(k.Name, "-promxy-config")) ||
+		(k.Kind == "ConfigMap" && strings.HasSuffix(k.Name, "-promxy-rules"))
+}
+
+// assertReleasesMatchRender checks every KOF release Flux installed on the management cluster against `kof
+// render`'s prediction for the installation's charts and values (harness Render): the objects Helm stored for the
+// release (those helm-controller applied, less fluxOriginLabels) are the objects the fleet render gives that
+// release, each equal field by field (diff.Fields; Secret values only as digests), but for the content of the
+// objects that comes from the cluster (fromClusterState), whose presence alone is checked.
+func assertReleasesMatchRender(t *testing.T, ctx context.Context, in *harness.Installation) {
+	t.Helper()
+	f, _, err := in.Render(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := map[string]*fleet.Service{}
+	for _, s := range f.Clusters[0].Services {
+		services[s.Namespace+"/"+s.Name] = s
+	}
+	checked, objects := 0, 0
+	for _, r := range in.Releases {
+		if !r.Local {
+			continue
+		}
+		id := r.Namespace + "/" + r.Name
+		svc := services[id]
+		if svc == nil || svc.Objects == nil {
+			t.Errorf("release %s: kof render predicts no such release of the management cluster", id)
+			continue
+		}
+		want := map[manifest.Key]*unstructured.Unstructured{}
+		for _, o := range svc.Objects.Objects() {
+			if o.GetNamespace() == "" && !clusterScoped(t, o) {
+				o = o.DeepCopy()
+				o.SetNamespace(r.Namespace)
+			}
+			want[manifest.KeyOf(o)] = o
+		}
+		got := releaseObjects(t, r.Name, r.Namespace)
+		for k, w := range want {
+			g, ok := got[k]
+			if !ok {
+				t.Errorf("release %s: %s is predicted but not installed", id, k)
+				continue
+			}
+			labels := g.GetLabels()
+			for _, l := range fluxOriginLabels {
+				if labels[l] == "" {
+					t.Errorf("release %s: %s lacks helm-controller's label %s", id, k, l)
+				}
+				delete(labels, l)
+			}
+			g.SetLabels(labels)
+			if fromClusterState(k) {
+				continue
+			}
+			if d := diff.Fields(w.Object, g.Object, k.Group == "" && k.Kind == "Secret"); len(d) > 0 {
+				t.Errorf("release %s: %s differs from the prediction: %v", id, k, d)
+			}
+		}
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("release %s: %s is installed but not predicted", id, k)
+			}
+		}
+		checked++
+		objects += len(want)
+	}
+	if checked == 0 {
+		t.Error("no KOF release of the management cluster to compare with the prediction")
+	}
+	t.Logf("%d KOF releases of the management cluster (%d objects) equal kof render's prediction", checked, objects)
+}
+
+// removeKeptTemplates deletes the ServiceTemplates and ServiceTemplateChains of the given versions that earlier
+// tests of the package left on the shared control plane (kof-mothership keeps them on uninstall,
+// `helm.sh/resource-policy: keep`), so that the upgrade starts where every real upgrade from N-1 starts: on a
+// cluster that never ran N. Helm adopts a kept object that a later release renders again without updating it (the
+// adopted object is its own "original" in Helm's patch), so a chain of N kept from an install of N before N-1 would
+// keep its old list of upgrade sources.
+func removeKeptTemplates(t *testing.T, ctx context.Context, versions ...string) {
+	t.Helper()
+	var removed []string
+	for _, kind := range []string{"ServiceTemplateChain", "ServiceTemplate"} {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("k0rdent.mirantis.com/v1beta1")
+		l.SetKind(kind + "List")
+		if err := c().List(ctx, l, client.InNamespace(harness.KCMNamespace)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range l.Items {
+			o := &l.Items[i]
+			for _, v := range versions {
+				if strings.HasSuffix(o.GetName(), "-"+strings.NewReplacer(".", "-", "+", "-").Replace(v)) {
+					if err := c().Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+						t.Fatal(err)
+					}
+					removed = append(removed, kind+" "+o.GetName())
+				}
+			}
+		}
+	}
+	if len(removed) > 0 {
+		t.Logf("removed %d kept objects of versions %v left by earlier tests: %s", len(removed), versions,
+			strings.Join(removed, ", "))
+	}
 }
