@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,6 +87,7 @@ func hasCode(fs []Finding, codes ...Code) bool {
 // their conditions, the KOF charts' versions, whether KCM and Sveltos report anything, and what could not be read.
 func (b *builder) fleetChecks() {
 	b.compareMCSs()
+	b.serviceTemplates()
 	for _, mcs := range b.live.MCSs {
 		for _, cond := range mcs.Status.Conditions {
 			if cond.Status == metav1.ConditionFalse {
@@ -105,6 +107,48 @@ func (b *builder) fleetChecks() {
 	for _, u := range b.live.Unreadable {
 		b.fleetFinding(newFinding(CodeUnreadable, "", u.What, "", "cannot read "+u.What+": "+u.Reason,
 			"grant the caller get and list on them, or install the API that serves them; the diagnosis leaves them out"))
+	}
+}
+
+// partOfLabel and partOfKOF mark the objects of KOF's charts (kof-mothership renders every ServiceTemplate with
+// them).
+const (
+	partOfLabel = "app.kubernetes.io/part-of"
+	partOfKOF   = "kof"
+)
+
+// serviceTemplates reports every ServiceTemplate KCM judged invalid for its current generation that is KOF's
+// (label app.kubernetes.io/part-of: kof) or that a service of a live MultiClusterService names (the template lives
+// in KCM's system namespace). Source: KCM v1.10.0 ServiceTemplateReconciler, which writes status.valid and
+// status.validationError (a chart that cannot be fetched or validated, a missing source).
+func (b *builder) serviceTemplates() {
+	users := map[string][]string{}
+	for _, mcs := range b.live.MCSs {
+		for _, svc := range mcs.Spec.ServiceSpec.Services {
+			if !slices.Contains(users[svc.Template], mcs.Name) {
+				users[svc.Template] = append(users[svc.Template], mcs.Name)
+			}
+		}
+	}
+	for _, st := range b.live.ServiceTemplates {
+		s := st.Status
+		if s.Valid || s.ValidationError == "" || s.ObservedGeneration != st.Generation {
+			continue // valid, or not judged yet for this generation
+		}
+		var used []string
+		if st.Namespace == b.cfg.KCMNamespace {
+			used = users[st.Name]
+		}
+		if st.Labels[partOfLabel] != partOfKOF && len(used) == 0 {
+			continue
+		}
+		msg := "KCM reports the ServiceTemplate invalid: " + s.ValidationError
+		if len(used) > 0 {
+			msg += "; used by MultiClusterService " + strings.Join(used, ", ")
+		}
+		b.fleetFinding(newFinding(CodeServiceTemplateInvalid, "", "ServiceTemplate "+st.Namespace+"/"+st.Name,
+			"status.validationError", msg, "make its source serve the chart and version of spec.helm.chartSpec "+
+				"(or the object spec.resources names), or fix the template; KCM judges it again when it changes"))
 	}
 }
 

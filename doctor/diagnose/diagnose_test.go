@@ -8,6 +8,7 @@ import (
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
 	libsveltosv1 "github.com/projectsveltos/libsveltos/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -444,5 +445,48 @@ func TestPromxyNotRunningIsOneWarningOnTheManagementCluster(t *testing.T) {
 	if len(mgmt.Findings) != 1 || mgmt.Findings[0].Code != CodePromxyNotRunning ||
 		mgmt.Findings[0].Severity != SeverityWarning || mgmt.Findings[0].Cluster != "mgmt" {
 		t.Errorf("management findings %+v, want one PromxyNotRunning warning", mgmt.Findings)
+	}
+}
+
+// st returns a ServiceTemplate of KCM's system namespace with labels and the status KCM wrote for generation 1.
+func st(name string, labels map[string]string, valid bool, validationError string) kcmv1.ServiceTemplate {
+	t := kcmv1.ServiceTemplate{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, Generation: 1}}
+	t.Status.ObservedGeneration, t.Status.Valid, t.Status.ValidationError = 1, valid, validationError
+	return t
+}
+
+// KCM's invalid verdict on a KOF ServiceTemplate, or on one a MultiClusterService uses, is an error naming KCM's
+// message and the users; valid templates, templates not judged for their generation and other projects' unused
+// templates are not reported.
+func TestServiceTemplateInvalid(t *testing.T) {
+	kof := map[string]string{partOfLabel: partOfKOF}
+	s := snapshot(nil, mcs("kof-child-cluster", map[string]string{"a": "b"}, "kof-collectors", "cert-manager"))
+	notServed := "no 'kof-collectors' chart with version matching '9.9.9' found"
+	stale := st("kof-operators-2-0-0", kof, false, "old error")
+	stale.Generation = 2
+	s.ServiceTemplates = []kcmv1.ServiceTemplate{
+		st("kof-collectors-2-0-0", nil, false, notServed),
+		st("cert-manager-2-0-0", nil, true, ""),
+		st("kof-storage-2-0-0", kof, false, "failed to download chart"),
+		stale,
+		st("someone-elses-1-0-0", nil, false, "not ours"),
+	}
+	got := findings(run(s), "", CodeServiceTemplateInvalid)
+	var objects []string
+	for _, f := range got {
+		objects = append(objects, f.Object)
+		if f.Severity != SeverityError {
+			t.Errorf("%s: severity %s, want error", f.Object, f.Severity)
+		}
+	}
+	want := []string{"ServiceTemplate kcm-system/kof-collectors-2-0-0", "ServiceTemplate kcm-system/kof-storage-2-0-0"}
+	if d := cmp.Diff(want, objects, cmpopts.SortSlices(func(a, b string) bool { return a < b })); d != "" {
+		t.Fatalf("reported templates (-want +got):\n%s", d)
+	}
+	for _, f := range got {
+		if f.Object == want[0] && (!strings.Contains(f.Message, notServed) ||
+			!strings.Contains(f.Message, "kof-child-cluster")) {
+			t.Errorf("message %q: want KCM's error and the MultiClusterService using the template", f.Message)
+		}
 	}
 }

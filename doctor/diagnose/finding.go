@@ -70,6 +70,8 @@ const (
 	CodeServiceNotDelivered Code = "ServiceNotDelivered"
 	// CodeNotListed: a MultiClusterService's status does not list a cluster its selector matches.
 	CodeNotListed Code = "NotListed"
+	// CodeServiceTemplateInvalid: KCM reports a KOF ServiceTemplate, or one a MultiClusterService uses, invalid.
+	CodeServiceTemplateInvalid Code = "ServiceTemplateInvalid"
 	// CodeMCSConditionFalse: a MultiClusterService has a False condition.
 	CodeMCSConditionFalse Code = "MCSConditionFalse"
 	// CodeMCSMissing: a MultiClusterService kof render predicts does not exist.
@@ -103,7 +105,7 @@ func Catalogue() []CatalogueEntry {
 		{CodePromxyNotRunning, SeverityWarning}, {CodeCertManagerGatewayAPI, SeverityError},
 		{CodeServiceFailed, SeverityError}, {CodeServiceInProgress, SeverityInfo},
 		{CodeServiceNotDelivered, SeverityWarning}, {CodeNotListed, SeverityWarning},
-		{CodeMCSConditionFalse, SeverityError}, {CodeMCSMissing, SeverityError}, {CodeMCSDiffers, SeverityWarning},
+		{CodeServiceTemplateInvalid, SeverityError}, {CodeMCSConditionFalse, SeverityError}, {CodeMCSMissing, SeverityError}, {CodeMCSDiffers, SeverityWarning},
 		{CodeHelmReleaseFailed, SeverityError}, {CodeHelmReleaseInProgress, SeverityInfo},
 		{CodeChartVersionDiffers, SeverityWarning}, {CodePredictionFailed, SeverityError},
 		{CodeLayerTwoHazard, SeverityWarning}, {CodeStatusNotReported, SeverityInfo}, {CodeUnreadable, SeverityInfo},

@@ -72,6 +72,8 @@ type Snapshot struct {
 	MCSs        []kcmv1.MultiClusterService
 	ServiceSets []kcmv1.ServiceSet
 	Summaries   []addonv1.ClusterSummary
+	// ServiceTemplates are every ServiceTemplate with the status KCM's template controller wrote.
+	ServiceTemplates []kcmv1.ServiceTemplate
 
 	PromxyServerGroups []kofv1.PromxyServerGroup
 	StorageConnections []kofv1.VMStorageConnection
@@ -141,6 +143,7 @@ func Read(ctx context.Context, c client.Reader, opts ReadOptions) (*Snapshot, er
 		{"ClusterTemplates", &kcmv1.ClusterTemplateList{}, nil},
 		{"MultiClusterServices", &kcmv1.MultiClusterServiceList{}, nil},
 		{"ServiceSets", &kcmv1.ServiceSetList{}, nil},
+		{"ServiceTemplates", &kcmv1.ServiceTemplateList{}, nil},
 		{"ClusterSummaries", &addonv1.ClusterSummaryList{}, nil},
 		{"PromxyServerGroups", &kofv1.PromxyServerGroupList{}, nil},
 		{"VMStorageConnections", &kofv1.VMStorageConnectionList{}, nil},
@@ -288,6 +291,8 @@ func (s *Snapshot) keep(l client.ObjectList) {
 		s.MCSs = l.Items
 	case *kcmv1.ServiceSetList:
 		s.ServiceSets = l.Items
+	case *kcmv1.ServiceTemplateList:
+		s.ServiceTemplates = l.Items
 	case *addonv1.ClusterSummaryList:
 		s.Summaries = l.Items
 	case *kofv1.PromxyServerGroupList:
@@ -365,6 +370,7 @@ func (s *Snapshot) sort() {
 	}
 	sort.Slice(s.Deployments, func(i, j int) bool { return byKey(&s.Deployments[i], &s.Deployments[j]) })
 	sort.Slice(s.MCSs, func(i, j int) bool { return s.MCSs[i].Name < s.MCSs[j].Name })
+	sort.Slice(s.ServiceTemplates, func(i, j int) bool { return byKey(&s.ServiceTemplates[i], &s.ServiceTemplates[j]) })
 	sort.Slice(s.PromxyServerGroups, func(i, j int) bool {
 		return byKey(&s.PromxyServerGroups[i], &s.PromxyServerGroups[j])
 	})

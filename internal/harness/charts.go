@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/repo"
@@ -33,10 +34,10 @@ type ChartRepository struct {
 	srv *http.Server
 }
 
-// ServeCharts packages every chart of chartsDir (each folder with a Chart.yaml) into dir with the Helm SDK, writes
-// the repository index and serves dir on a free loopback port. Errors name the chart that failed to load or
-// package, or the listener.
-func ServeCharts(chartsDir, dir string) (*ChartRepository, error) {
+// ServeCharts packages every chart of chartsDir (each folder with a Chart.yaml) and each of extra (such as
+// KCMStandInCharts) into dir with the Helm SDK, writes the repository index and serves dir on a free loopback port.
+// Errors name the chart that failed to load or package, or the listener.
+func ServeCharts(chartsDir, dir string, extra ...*chart.Chart) (*ChartRepository, error) {
 	entries, err := os.ReadDir(chartsDir)
 	if err != nil {
 		return nil, fmt.Errorf("read charts %q: %w", chartsDir, err)
@@ -53,6 +54,12 @@ func ServeCharts(chartsDir, dir string) (*ChartRepository, error) {
 		}
 		if _, err := chartutil.Save(ch, dir); err != nil {
 			return nil, fmt.Errorf("package chart %q: %w", src, err)
+		}
+		r.Charts = append(r.Charts, ch.Name())
+	}
+	for _, ch := range extra {
+		if _, err := chartutil.Save(ch, dir); err != nil {
+			return nil, fmt.Errorf("package chart %q: %w", ch.Name(), err)
 		}
 		r.Charts = append(r.Charts, ch.Name())
 	}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"time"
 
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -82,8 +83,9 @@ func CRDDirs(root string) ([]string, error) {
 	return dirs, nil
 }
 
-// Scheme returns the scheme of ControlPlane.Client: client-go's built-in kinds and apiextensions/v1 (every other
-// kind, Flux's and KCM's too, is read as unstructured). It returns an error if a group cannot be registered.
+// Scheme returns the scheme of ControlPlane.Client: client-go's built-in kinds, apiextensions/v1 and KCM v1beta1
+// (what the harness makes and reads for KCM's controller manager; every other kind, Flux's too, is read as
+// unstructured). It returns an error if a group cannot be registered.
 func Scheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
@@ -91,6 +93,7 @@ func Scheme() (*runtime.Scheme, error) {
 	}
 	adders := map[string]func(*runtime.Scheme) error{
 		"apiextensions/v1": apiextensionsv1.AddToScheme,
+		"KCM v1beta1":      kcmv1.AddToScheme,
 	}
 	for gv, add := range adders {
 		if err := add(s); err != nil {

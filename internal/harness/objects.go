@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -72,11 +73,24 @@ func CreateStrict(ctx context.Context, c client.Client, obj *unstructured.Unstru
 	if !hasStatus {
 		return nil
 	}
-	if err := unstructured.SetNestedField(desired.Object, status, "status"); err != nil {
-		return fmt.Errorf("set status of %s: %w", describe(obj), err)
-	}
-	if err := c.Status().Update(ctx, desired, client.FieldValidation(strictValidation)); err != nil &&
-		!apierrors.IsNotFound(err) {
+	// A controller (KCM's template controllers) may change the object between the create and the status write:
+	// on a conflict the status is written again onto the object as it is now.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := unstructured.SetNestedField(desired.Object, status, "status"); err != nil {
+			return fmt.Errorf("set status of %s: %w", describe(obj), err)
+		}
+		err := c.Status().Update(ctx, desired, client.FieldValidation(strictValidation))
+		if apierrors.IsConflict(err) {
+			current := &unstructured.Unstructured{}
+			current.SetGroupVersionKind(obj.GroupVersionKind())
+			if getErr := c.Get(ctx, client.ObjectKeyFromObject(obj), current); getErr != nil {
+				return getErr
+			}
+			desired = current
+		}
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("write status of %s: %w", describe(obj), err)
 	}
 	return nil

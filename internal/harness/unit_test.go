@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,8 +11,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"kof.dev/kof/chartlib/fleet"
 )
@@ -209,5 +216,53 @@ func TestCompleteClusterTemplateFillsOnlyMissingRequiredFields(t *testing.T) {
 	}
 	if got := CompleteClusterTemplate(sc.Clusters[1]); got != nil {
 		t.Errorf("ClusterDeployment filled %v, want nil", got)
+	}
+}
+
+// A controller that changes an object between CreateStrict's create and its status write (KCM's template
+// controllers label every template they see) must not fail the write: the status lands on the object as it is
+// now, the controller's change kept.
+func TestCreateStrictWritesStatusAfterAConflict(t *testing.T) {
+	ctx := context.Background()
+	tpl := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": kcmAPIVersion, "kind": KindClusterTemplate,
+		"metadata": map[string]any{"name": "aws-standalone-cp-1-0-0", "namespace": KCMNamespace},
+		"spec":     map[string]any{"helm": map[string]any{"chartSpec": map[string]any{"chart": "aws"}}},
+		"status":   map[string]any{"valid": true, "providers": []any{"infrastructure-aws"}},
+	}}
+	conflicts := 0
+	c := fake.NewClientBuilder().WithStatusSubresource(tpl).WithInterceptorFuncs(interceptor.Funcs{
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object,
+			opts ...client.SubResourceUpdateOption) error {
+			if conflicts == 0 { // the controller's write lands first; the API server refuses the stale status write
+				conflicts++
+				live := &unstructured.Unstructured{}
+				live.SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+					return err
+				}
+				live.SetLabels(map[string]string{"k0rdent.mirantis.com/component": "kcm"})
+				if err := c.Update(ctx, live); err != nil {
+					return err
+				}
+				return apierrors.NewConflict(schema.GroupResource{Group: "k0rdent.mirantis.com",
+					Resource: "clustertemplates"}, obj.GetName(), errors.New("the object has been modified"))
+			}
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+	}).Build()
+	if err := CreateStrict(ctx, c, tpl); err != nil {
+		t.Fatal(err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(tpl.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(tpl), got); err != nil {
+		t.Fatal(err)
+	}
+	providers, _, _ := unstructured.NestedStringSlice(got.Object, "status", "providers")
+	if conflicts != 1 || !cmp.Equal(providers, []string{"infrastructure-aws"}) ||
+		got.GetLabels()["k0rdent.mirantis.com/component"] != "kcm" {
+		t.Errorf("after %d conflicts: status.providers %v, labels %v; want the status written and the label kept",
+			conflicts, providers, got.GetLabels())
 	}
 }

@@ -13,14 +13,16 @@ import (
 	"testing"
 	"time"
 
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
+	libsveltosv1 "github.com/projectsveltos/libsveltos/api/v1beta1"
 	"helm.sh/helm/v3/pkg/release"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/chartlib/fleet"
@@ -57,8 +59,10 @@ type target struct {
 	services []*fleet.Service
 }
 
-// replay renders scenario name with the emulator in mode, lets addon-controller deploy the ClusterProfiles KCM
-// makes from its MultiClusterServices, and compares every release's values and objects with the prediction.
+// replay renders scenario name with the emulator in mode, creates the scenario's inputs and KOF's
+// MultiClusterServices and ServiceTemplates on the management cluster, lets KCM make its ServiceSets and
+// ClusterProfiles and addon-controller deploy them, and compares every release's values and objects with the
+// prediction.
 func replay(t *testing.T, name string, mode sveltos.Mode) {
 	ctx := context.Background()
 	sc, err := harness.LoadScenario(filepath.Join(shared.root, "tests", "scenarios", "testdata"), name)
@@ -77,14 +81,6 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 	var created []*unstructured.Unstructured
 	t.Cleanup(func() { cleanup(t, targets, created) })
 	created = append(created, managementInputs(t, sc, f)...)
-	mcss := map[string]*unstructured.Unstructured{}
-	for _, s := range f.Clusters[0].Services {
-		if s.Objects != nil {
-			for _, o := range s.Objects.OfKind("MultiClusterService") {
-				mcss[o.GetName()] = o
-			}
-		}
-	}
 	// Istio members receive the labelled KOF namespace before any other service (kof-istio-namespace, which the
 	// Istio MultiClusterServices depend on): watched from before their ClusterProfiles exist.
 	orders := map[*target]*namespaceOrder{}
@@ -94,19 +90,17 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 		}
 	}
 	var probed bool
-	var held []heldProfile
 	for _, tg := range targets {
 		reg := registerCluster(t, sc, tg)
 		created = append(created, reg...)
-		objs, h := profiles(t, tg, mcss, f)
-		created = append(created, objs...)
-		held = append(held, h...)
 		if tg.cluster.Role == fleet.RoleChild && !probed {
 			created = append(created, probe(t, tg, reg[0], mode))
 			probed = true
 		}
 	}
-	releaseHeld(t, held, &created)
+	// KCM turns the MultiClusterServices into ServiceSets and Sveltos profiles once the clusters are registered
+	// (holding a MultiClusterService's back on a cluster until those its spec.dependsOn names are deployed there).
+	created = append(created, kcmInputs(t, sc, f)...)
 	for _, tg := range targets {
 		for _, s := range tg.services {
 			if s.Resources {
@@ -175,7 +169,8 @@ func pickTargets(t *testing.T, f *fleet.Fleet) []*target {
 }
 
 // managementInputs creates on the management cluster what layer 2 reads there: the scenario's namespaces,
-// ClusterTemplates and ClusterDeployments, and the operator's outputs as kof render computed them.
+// ClusterTemplates and ClusterDeployments (each naming a Credential: credentialOf), and the operator's outputs as
+// kof render computed them.
 func managementInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructured.Unstructured {
 	t.Helper()
 	ctx := context.Background()
@@ -183,6 +178,9 @@ func managementInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*uns
 	for _, o := range sc.Clusters {
 		o = o.DeepCopy()
 		harness.CompleteClusterTemplate(o)
+		if o.GetKind() == harness.KindClusterDeployment {
+			_ = unstructured.SetNestedField(o.Object, credentialOf(o), "spec", "credential")
+		}
 		objs = append(objs, o)
 	}
 	for _, o := range f.Operator {
@@ -236,166 +234,6 @@ func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) []*unstruct
 		}
 	}
 	return []*unstructured.Unstructured{cluster, secret}
-}
-
-// heldProfile is a ClusterProfile KCM does not create yet: its MultiClusterService's spec.dependsOn names
-// MultiClusterServices whose services are not all deployed on the cluster (dependsOnDeployed).
-type heldProfile struct {
-	tg        *target
-	mcs       *unstructured.Unstructured
-	profile   *unstructured.Unstructured
-	selecting map[string]*addonv1.ClusterProfile
-}
-
-// profiles creates the ClusterProfiles KCM makes for tg: one per MultiClusterService that delivers it a service and
-// names no other in spec.dependsOn; those that do are returned held, for releaseHeld.
-func profiles(t *testing.T, tg *target, mcss map[string]*unstructured.Unstructured,
-	f *fleet.Fleet) ([]*unstructured.Unstructured, []heldProfile) {
-	t.Helper()
-	charts := map[string]chartSource{}
-	policies := map[string]addonv1.PolicyRef{}
-	names := map[string]bool{}
-	var out []*unstructured.Unstructured
-	for _, s := range tg.cluster.Services {
-		if !strings.HasPrefix(s.Via, mcsVia) {
-			continue
-		}
-		names[strings.TrimPrefix(s.Via, mcsVia)] = true
-		switch {
-		case s.Resources:
-			ref, src := resourcesSource(t, f, s.Template)
-			policies[s.Template] = ref
-			out = append(out, src...)
-		case s.Local:
-			charts[s.Template] = chartSource{URL: shared.charts.URL, Chart: s.Chart, Version: s.Version}
-		}
-	}
-	// selecting: the profiles this test creates for tg, by MultiClusterService; a dependency whose services are all
-	// third-party charts (no profile here) cannot be deployed without the internet and is not waited for.
-	selecting := map[string]*addonv1.ClusterProfile{}
-	var held []heldProfile
-	for _, name := range slices.Sorted(maps.Keys(names)) {
-		mcs := mcss[name]
-		if mcs == nil {
-			t.Fatalf("MultiClusterService %s of cluster %s is not among the rendered ones", name, tg.cluster.Name)
-		}
-		p, _, err := profileFor(mcs, tg.ref, charts, policies)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(p.Spec.HelmCharts) == 0 && len(p.Spec.PolicyRefs) == 0 {
-			continue
-		}
-		selecting[name] = p
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{Object: m}
-		u.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterProfileKind))
-		unstructured.RemoveNestedField(u.Object, "status")
-		if deps, _, _ := unstructured.NestedStringSlice(mcs.Object, "spec", "dependsOn"); len(deps) > 0 {
-			held = append(held, heldProfile{tg: tg, mcs: mcs, profile: u, selecting: selecting})
-			continue
-		}
-		createProfile(t, u)
-		out = append(out, u)
-	}
-	return out, held
-}
-
-// releaseHeld creates each held ClusterProfile once KCM would (dependsOnDeployed), within deployWait, appending
-// each to created (for cleanup). It fails the test with what is still missing when a dependency is not deployed in
-// time.
-func releaseHeld(t *testing.T, held []heldProfile, created *[]*unstructured.Unstructured) {
-	t.Helper()
-	deadline := time.Now().Add(deployWait)
-	for len(held) > 0 {
-		var waiting []heldProfile
-		var missing []string
-		for _, h := range held {
-			ok, why, err := dependsOnDeployed(context.Background(), shared.mgmt.Client, h.mcs, h.tg.ref, h.selecting)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !ok {
-				waiting = append(waiting, h)
-				missing = append(missing, fmt.Sprintf("ClusterProfile %s: %s", h.profile.GetName(), why))
-				continue
-			}
-			createProfile(t, h.profile)
-			*created = append(*created, h.profile)
-		}
-		held = waiting
-		if len(held) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("held back more than %s by spec.dependsOn:\n%s\nClusterSummaries:\n%s\naddon-controller log: %s",
-				deployWait, strings.Join(missing, "\n"), summaries(), shared.addon.LogPath)
-		}
-		if err, ok := shared.addon.Exited(); ok {
-			t.Fatalf("addon-controller ended: %v (log: %s)", err, shared.addon.LogPath)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-}
-
-// createProfile creates the ClusterProfile u on the management cluster.
-func createProfile(t *testing.T, u *unstructured.Unstructured) {
-	t.Helper()
-	if err := shared.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
-		t.Fatalf("create ClusterProfile %s: %v", u.GetName(), err)
-	}
-}
-
-// resourcesSource returns the policyRef of the ServiceTemplate of plain resources named template, among the
-// management cluster's objects kof render showed, and creates its source ConfigMap or Secret on the management API
-// server (once; returned for cleanup when created now) as the chart that renders it would.
-func resourcesSource(t *testing.T, f *fleet.Fleet, template string) (addonv1.PolicyRef, []*unstructured.Unstructured) {
-	t.Helper()
-	var objs []*unstructured.Unstructured
-	for _, s := range f.Clusters[0].Services {
-		if s.Objects != nil {
-			objs = append(objs, s.Objects.Objects()...)
-		}
-	}
-	find := func(kind, ns, name string) *unstructured.Unstructured {
-		for _, o := range objs {
-			if o.GetKind() == kind && (ns == "" || o.GetNamespace() == ns) && o.GetName() == name {
-				return o
-			}
-		}
-		return nil
-	}
-	st := find("ServiceTemplate", "", template)
-	if st == nil {
-		t.Fatalf("ServiceTemplate %s is not among the management cluster's objects", template)
-	}
-	ref, ok := policyRef(st)
-	if !ok {
-		t.Fatalf("ServiceTemplate %s has no spec.resources.localSourceRef", template)
-	}
-	src := find(ref.Kind, ref.Namespace, ref.Name)
-	if src == nil {
-		t.Fatalf("%s %s/%s of ServiceTemplate %s is not among the management cluster's objects", ref.Kind,
-			ref.Namespace, ref.Name, template)
-	}
-	live := &unstructured.Unstructured{}
-	live.SetGroupVersionKind(src.GroupVersionKind())
-	err := shared.mgmt.Client.Get(context.Background(), client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, live)
-	if err == nil {
-		return ref, nil
-	}
-	if !apierrors.IsNotFound(err) {
-		t.Fatal(err)
-	}
-	src = src.DeepCopy()
-	ensureNamespace(t, shared.mgmt, ref.Namespace)
-	if err := harness.CreateStrict(context.Background(), shared.mgmt.Client, src); err != nil {
-		t.Fatal(err)
-	}
-	return ref, []*unstructured.Unstructured{src}
 }
 
 // compareResources waits until every object kof render predicted for the plain-resources service s is on tg's API
@@ -572,31 +410,41 @@ func normalize(t *testing.T, v any) any {
 	return out
 }
 
-// summaries formats the status of every ClusterSummary (what addon-controller says of each deployment).
+// summaries formats the status of every ClusterSummary (what addon-controller says of each deployment), ServiceSet
+// and MultiClusterService (what KCM says).
 func summaries() string {
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind + "List"))
-	if err := shared.mgmt.Client.List(context.Background(), list); err != nil {
-		return "list ClusterSummaries: " + err.Error()
-	}
 	var b strings.Builder
-	for _, cs := range list.Items {
-		status, _, _ := unstructured.NestedMap(cs.Object, "status")
-		j, _ := json.Marshal(status)
-		fmt.Fprintf(&b, "%s/%s: %s\n", cs.GetNamespace(), cs.GetName(), j)
+	for _, gvk := range []schema.GroupVersionKind{addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind),
+		kcmv1.GroupVersion.WithKind(kcmv1.ServiceSetKind), kcmv1.GroupVersion.WithKind(kcmv1.MultiClusterServiceKind)} {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err := shared.mgmt.Client.List(context.Background(), list); err != nil {
+			fmt.Fprintf(&b, "list %ss: %v\n", gvk.Kind, err)
+			continue
+		}
+		for _, o := range list.Items {
+			status, _, _ := unstructured.NestedMap(o.Object, "status")
+			j, _ := json.Marshal(status)
+			fmt.Fprintf(&b, "%s: %s\n", key(&o), j)
+		}
 	}
 	return b.String()
 }
 
-// cleanup deletes the ClusterProfiles (addon-controller withdraws their releases), waits until every release is
-// gone from the remote API servers, then deletes the other objects the scenario created.
+// cleanup deletes the MultiClusterServices and the probe's ClusterProfile (KCM deletes its ServiceSets and their
+// ClusterProfiles; addon-controller withdraws their releases), waits until every release is gone from the remote
+// API servers and KCM's and Sveltos' objects are gone, then deletes the ClusterDeployments (KCM holds them until it
+// has released them), and the other objects the scenario created after them.
 func cleanup(t *testing.T, targets []*target, created []*unstructured.Unstructured) {
 	ctx := context.Background()
+	del := func(o *unstructured.Unstructured) {
+		if err := shared.mgmt.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("delete %s: %v", key(o), err)
+		}
+	}
 	for _, o := range created {
-		if o.GetKind() == addonv1.ClusterProfileKind {
-			if err := shared.mgmt.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("delete ClusterProfile %s: %v", o.GetName(), err)
-			}
+		if k := o.GetKind(); k == addonv1.ClusterProfileKind || k == kcmv1.MultiClusterServiceKind {
+			del(o)
 		}
 	}
 	deadline := time.Now().Add(deployWait)
@@ -609,49 +457,69 @@ func cleanup(t *testing.T, targets []*target, created []*unstructured.Unstructur
 					break
 				}
 				if time.Now().After(deadline) {
-					t.Errorf("cluster %s: release %s/%s not withdrawn within %s (log: %s)", tg.cluster.Name, s.Namespace,
-						s.Name, deployWait, shared.addon.LogPath)
+					t.Errorf("cluster %s: release %s/%s not withdrawn within %s (logs: %s, %s)", tg.cluster.Name,
+						s.Namespace, s.Name, deployWait, shared.addon.LogPath, shared.kcm.LogPath)
 					break
 				}
 				time.Sleep(500 * time.Millisecond)
 			}
 		}
 	}
-	// addon-controller removes each ClusterSummary, then the ClusterProfile's finalizer; a next scenario must not
-	// meet a ClusterProfile of the same name still being deleted.
+	// A MultiClusterService is gone once KCM has deleted its ServiceSets (and they their Profiles, and
+	// addon-controller its ClusterSummaries); a next scenario must not meet an object of the same name still being
+	// deleted.
+	waitGone(t, deadline, []schema.GroupVersionKind{addonv1.GroupVersion.WithKind(addonv1.ClusterProfileKind),
+		kcmv1.GroupVersion.WithKind(kcmv1.MultiClusterServiceKind)})
+	for _, o := range created {
+		if o.GetKind() == harness.KindClusterDeployment {
+			del(o)
+		}
+	}
+	// KCM deletes a ClusterDeployment's own ServiceSet (without services here) before it lets it go.
+	waitGone(t, deadline, []schema.GroupVersionKind{kcmv1.GroupVersion.WithKind(kcmv1.ClusterDeploymentKind),
+		kcmv1.GroupVersion.WithKind(kcmv1.ServiceSetKind), addonv1.GroupVersion.WithKind(addonv1.ProfileKind),
+		addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind)})
+	for i := len(created) - 1; i >= 0; i-- {
+		switch created[i].GetKind() {
+		case addonv1.ClusterProfileKind, kcmv1.MultiClusterServiceKind, harness.KindClusterDeployment:
+		default:
+			del(created[i])
+		}
+	}
+	collectOrphanCharts(t)
+}
+
+// waitGone waits until the management cluster has no object of kinds left, until deadline; it fails the test
+// naming what is left, or the controller that ended.
+func waitGone(t *testing.T, deadline time.Time, kinds []schema.GroupVersionKind) {
+	t.Helper()
 	for {
-		left := 0
-		var notes []string // a list that failed: unknown yet, so the wait goes on
-		for _, kind := range []string{addonv1.ClusterProfileKind, addonv1.ClusterSummaryKind} {
+		var left []string
+		for _, gvk := range kinds {
 			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(addonv1.GroupVersion.WithKind(kind + "List"))
-			if err := shared.mgmt.Client.List(ctx, list); err != nil {
-				notes = append(notes, fmt.Sprintf("list %ss: %v", kind, err))
-				left++
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			if err := shared.mgmt.Client.List(context.Background(), list); err != nil {
+				left = append(left, fmt.Sprintf("list %ss: %v", gvk.Kind, err)) // unknown yet: the wait goes on
 				continue
 			}
-			left += len(list.Items)
-		}
-		if left == 0 {
-			break
-		}
-		if err, ended := shared.addon.Exited(); ended {
-			t.Fatalf("addon-controller ended while its ClusterProfiles were withdrawn: %v (log: %s)", err,
-				shared.addon.LogPath)
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%d ClusterProfiles and ClusterSummaries left %s after their deletion (log: %s) %s", left,
-				deployWait, shared.addon.LogPath, strings.Join(notes, "; "))
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	for i := len(created) - 1; i >= 0; i-- {
-		if o := created[i]; o.GetKind() != addonv1.ClusterProfileKind {
-			if err := shared.mgmt.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
-				t.Errorf("delete %s: %v", key(o), err)
+			for _, o := range list.Items {
+				left = append(left, key(&o))
 			}
 		}
+		if len(left) == 0 {
+			return
+		}
+		for _, p := range []*harness.Process{shared.addon, shared.kcm} {
+			if err, ended := p.Exited(); ended {
+				t.Fatalf("%s ended while the scenario's objects were deleted: %v (log: %s)", p.Name, err, p.LogPath)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("left after their deletion (logs: %s, %s): %s", shared.addon.LogPath, shared.kcm.LogPath,
+				strings.Join(left, ", "))
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 
@@ -665,4 +533,14 @@ func ensureNamespace(t *testing.T, cp *harness.ControlPlane, ns string) {
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatalf("create namespace %s: %v", ns, err)
 	}
+}
+
+// defaultNamespace is where an object without a namespace lands on a remote API server.
+const defaultNamespace = "default"
+
+// sveltosClusterRef returns the reference to the SveltosCluster namespace/name, as KCM writes it in a ClusterProfile
+// for a ClusterDeployment without a CAPI Cluster.
+func sveltosClusterRef(namespace, name string) corev1.ObjectReference {
+	return corev1.ObjectReference{APIVersion: libsveltosv1.GroupVersion.String(), Kind: libsveltosv1.SveltosClusterKind,
+		Namespace: namespace, Name: name}
 }

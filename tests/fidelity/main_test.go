@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -35,6 +36,10 @@ type env struct {
 	charts  *harness.ChartRepository
 	proxy   *harness.Proxy
 	addon   *harness.Process
+	// flux (source-controller, helm-controller) and kcm, KCM's controller manager, run against the management
+	// cluster: KCM judges KOF's ServiceTemplates from the charts source-controller fetches.
+	flux *harness.FluxControllers
+	kcm  *harness.Process
 }
 
 var shared *env
@@ -77,7 +82,9 @@ func run(m *testing.M) int {
 }
 
 // start starts the management API server and one remote API server per managed-cluster role (regional, child) at
-// once, serves the charts, and starts addon-controller against the management cluster.
+// once, serves the charts, and starts addon-controller, Flux's source-controller and helm-controller and KCM
+// against the management cluster (with the objects KCM's controllers wait for: harness.KCMBootstrap), and waits
+// until KCM runs its MultiClusterService controller.
 func start() (*env, error) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -89,8 +96,10 @@ func start() (*env, error) {
 	}
 	e := &env{root: root, work: work, remotes: map[string]*harness.ControlPlane{}}
 	bin := filepath.Join(root, "bin")
-	if _, err := os.Stat(filepath.Join(bin, AddonController)); err != nil {
-		return e, fmt.Errorf("%s: %w; build it with `make tools`", AddonController, err)
+	for _, b := range []string{AddonController, harness.KCM} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return e, fmt.Errorf("%s: %w; build it with `make tools`", b, err)
+		}
 	}
 	dirs, err := harness.CRDDirs(root)
 	if err != nil {
@@ -138,7 +147,7 @@ func start() (*env, error) {
 	if err := os.MkdirAll(repoDir, 0o755); err != nil {
 		return e, err
 	}
-	if e.charts, err = harness.ServeCharts(filepath.Join(root, "charts"), repoDir); err != nil {
+	if e.charts, err = harness.ServeCharts(filepath.Join(root, "charts"), repoDir, harness.KCMStandInCharts()...); err != nil {
 		return e, err
 	}
 	if e.proxy, err = harness.StartProxy(); err != nil {
@@ -158,12 +167,35 @@ func start() (*env, error) {
 			"--webhook-port=" + port, "--concurrent-reconciles=4", "--worker-number=4", "--agent-in-mgmt-cluster=false",
 			"--conflict-retry-time=5s", "--health-error-retry-time=5s"},
 		e.proxy.Env(), filepath.Join(work, AddonController+".log"))
-	return e, err
+	if err != nil {
+		return e, err
+	}
+	if err := harness.KCMBootstrap(context.Background(), e.mgmt.Client); err != nil {
+		return e, err
+	}
+	if e.flux, err = harness.StartFlux(bin, e.mgmt.Kubeconfig, work, e.proxy); err != nil {
+		return e, err
+	}
+	if e.kcm, err = harness.StartKCM(bin, e.mgmt.Kubeconfig, work, e.charts.URL, e.proxy); err != nil {
+		return e, err
+	}
+	// KCM installs its stand-in components through Flux one after the other before it starts its
+	// MultiClusterService controller.
+	return e, harness.WaitKCM(context.Background(), e.mgmt.Client, kcmWait, e.kcm)
 }
 
-// stop stops addon-controller, the servers and every API server that runs. It returns every stop error.
+// kcmWait bounds the wait for KCM's Management to report its components deployed.
+const kcmWait = 3 * time.Minute
+
+// stop stops KCM, the Flux controllers, addon-controller, the servers and every API server that runs. It returns every stop error.
 func (e *env) stop() error {
 	var errs []error
+	if e.kcm != nil {
+		errs = append(errs, e.kcm.Stop())
+	}
+	if e.flux != nil {
+		errs = append(errs, e.flux.Stop())
+	}
 	if e.addon != nil {
 		errs = append(errs, e.addon.Stop())
 	}

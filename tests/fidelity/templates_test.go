@@ -1,0 +1,188 @@
+package fidelity
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/internal/harness"
+)
+
+// Kinds KCM judges and the objects they read.
+const (
+	kindServiceTemplate      = "ServiceTemplate"
+	kindServiceTemplateChain = "ServiceTemplateChain"
+	kindHelmRepository       = "HelmRepository"
+)
+
+// plantedVersion is a chart version no repository serves: the planted bad ServiceTemplate asks for it.
+const plantedVersion = "0.0.0-not-served"
+
+// TestKCMJudgesServiceTemplates creates every ServiceTemplate and ServiceTemplateChain kof render shows on the
+// management cluster of each scenario, with the HelmRepositories and plain-resource sources they read, and lets
+// KCM's own template controllers judge them: every template of a KOF chart or of KOF's plain resources and every
+// chain must be valid; a third-party chart's template must be judged invalid only because its chart cannot be
+// fetched here (the proxy refuses every outside address). A planted template whose chart version the repository
+// does not serve must be invalid, with KCM's message naming that version.
+func TestKCMJudgesServiceTemplates(t *testing.T) {
+	for _, name := range scenarios {
+		t.Run(name, func(t *testing.T) { judgeTemplates(t, name) })
+	}
+}
+
+func judgeTemplates(t *testing.T, name string) {
+	ctx := context.Background()
+	f := renderScenario(t, name)
+	inputs, local := templateInputs(t, f)
+	planted := plantedTemplate(t, inputs)
+	inputs = append(inputs, planted)
+	t.Cleanup(func() {
+		for i := len(inputs) - 1; i >= 0; i-- {
+			if err := shared.mgmt.Client.Delete(ctx, inputs[i]); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete %s: %v", key(inputs[i]), err)
+			}
+		}
+		collectOrphanCharts(t)
+	})
+	var want []string
+	for _, o := range inputs {
+		ensureNamespace(t, shared.mgmt, o.GetNamespace())
+		if err := harness.CreateStrict(ctx, shared.mgmt.Client, o); err != nil {
+			t.Fatal(err)
+		}
+		if k := o.GetKind(); k == kindServiceTemplate || k == kindServiceTemplateChain {
+			want = append(want, k+"/"+o.GetName())
+		}
+	}
+	states, err := harness.WaitServiceTemplates(ctx, shared.mgmt.Client, harness.KCMNamespace, want,
+		harness.TemplateWait, shared.kcm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range states {
+		switch {
+		case s.Kind == kindServiceTemplate && s.Name == planted.GetName():
+			if s.Valid || !strings.Contains(s.Error, plantedVersion) {
+				t.Errorf("planted %s: KCM says valid=%t, error %q; want invalid, naming version %s", s.Name, s.Valid,
+					s.Error, plantedVersion)
+			}
+		case s.Kind == kindServiceTemplateChain || local[s.Name]:
+			if !s.Valid {
+				t.Errorf("%s (log: %s)", s, shared.kcm.LogPath)
+			}
+		case s.Valid:
+			t.Errorf("%s: a third-party chart cannot be fetched here, yet KCM says valid", s)
+		case !strings.Contains(s.Error, "failed to download"):
+			// KCM's message when source-controller has no artifact of the chart (TemplateReconciler).
+			t.Errorf("%s: want KCM's failure to download the third-party chart", s)
+		}
+	}
+}
+
+// renderScenario runs kof render for scenario name with the charts served by the test's repository, as replay does.
+func renderScenario(t *testing.T, name string) *fleet.Fleet {
+	t.Helper()
+	sc, err := harness.LoadScenario(filepath.Join(shared.root, "tests", "scenarios", "testdata"), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{"global": map[string]any{"helmRepo": map[string]any{"kofManaged": map[string]any{
+		"url": shared.charts.URL}}}}
+	f, err := fleet.Render(context.Background(), fleet.Options{ChartsDir: filepath.Join(shared.root, "charts"),
+		ValuesFiles: []string{sc.ValuesFile}, Values: values, NamespaceObject: sc.Namespace, Clusters: sc.Clusters,
+		SveltosClusters: true})
+	if err != nil {
+		t.Fatalf("kof render: %v", err)
+	}
+	return f
+}
+
+// templateInputs returns, from the management cluster's rendered objects, every ServiceTemplate and
+// ServiceTemplateChain, the HelmRepositories of KCM's system namespace their charts come from and the ConfigMaps
+// and Secrets plain-resource templates name (HelmRepositories and sources first), and the names of the templates
+// KCM must find valid here: those of a chart the test's repository serves, and those of plain resources.
+func templateInputs(t *testing.T, f *fleet.Fleet) ([]*unstructured.Unstructured, map[string]bool) {
+	t.Helper()
+	var all []*unstructured.Unstructured
+	for _, s := range f.Clusters[0].Services {
+		if s.Objects != nil {
+			all = append(all, s.Objects.Objects()...)
+		}
+	}
+	find := func(kind, ns, name string) *unstructured.Unstructured {
+		for _, o := range all {
+			if o.GetKind() == kind && o.GetNamespace() == ns && o.GetName() == name {
+				return o
+			}
+		}
+		return nil
+	}
+	var sources, templates []*unstructured.Unstructured
+	seen := map[string]bool{}
+	add := func(list *[]*unstructured.Unstructured, o *unstructured.Unstructured) {
+		if !seen[key(o)] {
+			seen[key(o)] = true
+			*list = append(*list, o.DeepCopy())
+		}
+	}
+	local := map[string]bool{}
+	for _, o := range all {
+		switch o.GetKind() {
+		case kindServiceTemplateChain:
+			add(&templates, o)
+		case kindServiceTemplate:
+			add(&templates, o)
+			if kind, _, _ := unstructured.NestedString(o.Object, "spec", "resources", "localSourceRef", "kind"); kind != "" {
+				name, _, _ := unstructured.NestedString(o.Object, "spec", "resources", "localSourceRef", "name")
+				src := find(kind, o.GetNamespace(), name)
+				if src == nil {
+					t.Fatalf("ServiceTemplate %s: %s %s/%s is not among the management cluster's objects", o.GetName(),
+						kind, o.GetNamespace(), name)
+				}
+				add(&sources, src)
+				local[o.GetName()] = true
+				continue
+			}
+			repo, _, _ := unstructured.NestedString(o.Object, "spec", "helm", "chartSpec", "sourceRef", "name")
+			hr := find(kindHelmRepository, o.GetNamespace(), repo)
+			if hr == nil {
+				t.Fatalf("ServiceTemplate %s: HelmRepository %s/%s is not among the management cluster's objects",
+					o.GetName(), o.GetNamespace(), repo)
+			}
+			add(&sources, hr)
+			if url, _, _ := unstructured.NestedString(hr.Object, "spec", "url"); url == shared.charts.URL {
+				local[o.GetName()] = true
+			}
+		}
+	}
+	if len(templates) == 0 {
+		t.Fatal("kof render shows no ServiceTemplate on the management cluster")
+	}
+	return append(sources, templates...), local
+}
+
+// plantedTemplate returns a copy of the first ServiceTemplate of a KOF chart among inputs, renamed, asking for
+// plantedVersion of its chart.
+func plantedTemplate(t *testing.T, inputs []*unstructured.Unstructured) *unstructured.Unstructured {
+	t.Helper()
+	i := slices.IndexFunc(inputs, func(o *unstructured.Unstructured) bool {
+		repo, _, _ := unstructured.NestedString(o.Object, "spec", "helm", "chartSpec", "sourceRef", "name")
+		return o.GetKind() == kcmv1.ServiceTemplateKind && repo != "" && strings.HasPrefix(o.GetName(), "kof-")
+	})
+	if i < 0 {
+		t.Fatal("no ServiceTemplate of a KOF chart to plant a bad copy of")
+	}
+	p := inputs[i].DeepCopy()
+	p.SetName(p.GetName() + "-planted")
+	p.SetLabels(nil)
+	p.SetAnnotations(nil)
+	_ = unstructured.SetNestedField(p.Object, plantedVersion, "spec", "helm", "chartSpec", "version")
+	return p
+}
