@@ -198,7 +198,36 @@ func findingOf(e gojsonschema.ResultError, schemaDoc map[string]any, prefix stri
 		return Finding{Path: join(prefix, field), Message: fmt.Sprintf("wrong type: got %v, want %v",
 			e.Details()["given"], e.Details()["expected"])}
 	}
-	return Finding{Path: join(prefix, field), Message: e.Description()}
+	msg := e.Description()
+	if d := describe(schemaDoc, field); d != "" {
+		msg += " (" + d + ")"
+	}
+	return Finding{Path: join(prefix, field), Message: msg}
+}
+
+// describe returns the description of the schema node at a dotted values path, or of the nearest ancestor that has
+// one (an array item or map entry inherits its list's or map's), or "" when none has. A rule such as a pattern or
+// an enum then reads with what the field is for (the helm-docs `# --` comment of values.yaml).
+func describe(schemaDoc map[string]any, path string) string {
+	if path == "" {
+		return ""
+	}
+	nodes := []map[string]any{schemaDoc}
+	cur := schemaDoc
+	for _, seg := range strings.Split(path, ".") {
+		next, ok := child(cur, seg)
+		if !ok {
+			break
+		}
+		nodes = append(nodes, next)
+		cur = next
+	}
+	for i := len(nodes) - 1; i > 0; i-- {
+		if d, _ := nodes[i]["description"].(string); d != "" {
+			return d
+		}
+	}
+	return ""
 }
 
 // knownKeys returns the sorted property names of the schema object at a dotted values path ("" = root), following

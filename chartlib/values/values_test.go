@@ -139,6 +139,20 @@ func TestScenarioTypo(t *testing.T) {
 	}
 }
 
+// A rule finding (a pattern here) names what the field is for, from the schema's description, so a user reads the
+// fix and not only the regular expression: an e-mail address in tenantProxy.adminGroups (docs/tenancy.md).
+func TestRuleFindingCarriesFieldDescription(t *testing.T) {
+	got, err := NewChecker("../../charts").CheckFiles("kof", []string{"testdata/tenant-admin-email.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{{"kof-mothership.values.tenantProxy.adminGroups.0",
+		"Does not match pattern '^[^@]*$' (Groups whose members see every tenant. Groups only, never e-mail addresses.)"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
 func TestUmbrellaMatchesComponents(t *testing.T) {
 	got, err := Consistency("../../charts", "kof", PassThroughAllowList())
 	if err != nil {
