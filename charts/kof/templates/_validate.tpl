@@ -2,7 +2,9 @@
 kof.validate: fails the render when the values contradict each other; renders nothing otherwise.
 Checks: at most one storage mode of regionless, M2M and M2R (docs/values-contract.md); kof-collectors not enabled
 with one of them (two owners of the release kof-collectors on the management cluster); every name in
-`global.components` has a component block. Input: the root context.
+`global.components` has a component block; in Istio mode, kof-mothership's `istio.memberNamespace` (the namespace
+delivered labelled `istio-injection: enabled` to every member, docs/storage-modes.md) equals the `namespace` of
+kof-regional and kof-child, where their services land. Input: the root context.
 */}}
 {{- define "kof.validate" -}}
 {{- $modes := list -}}
@@ -21,6 +23,15 @@ with one of them (two owners of the release kof-collectors on the management clu
 {{- end -}}
 {{- if and (dig "enabled" false (index .Values "kof-collectors")) $modes -}}
 {{- fail (printf "release owners conflict: kof-collectors.enabled and %s are set together: both install the Helm release kof-collectors on the management cluster (the umbrella's HelmRelease and the %s MultiClusterService), and one would overwrite the other; set kof-collectors.enabled to false (the mode gives the management cluster its collectors; tune them with %s) or turn %s off" (first $modes) (ternary "kof-regional" "kof-child" (eq (first $modes) "regionless.enabled")) (ternary "kof-regional.values.collectors" "kof-child.values.fromManagement.collectors" (eq (first $modes) "regionless.enabled")) (first $modes)) -}}
+{{- end -}}
+{{- if eq (include "kof.istio" .) "true" -}}
+{{- $member := dig "values" "istio" "memberNamespace" "kof" (index .Values "kof-mothership" | default dict) -}}
+{{- range $c := list "kof-regional" "kof-child" -}}
+{{- $ns := dig "values" "namespace" "kof" (index $.Values $c | default dict) -}}
+{{- if ne $ns $member -}}
+{{- fail (printf "Istio namespace conflict: kof-mothership.values.istio.memberNamespace is %q but %s.values.namespace is %q: every Istio member gets namespace %q labelled istio-injection: enabled while the %s services land in %q, without sidecars; set both to the same namespace" $member $c $ns $member $c $ns) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- range .Values.global.components -}}
 {{- if not (hasKey $.Values .) -}}

@@ -147,3 +147,25 @@ func TestCollectorsWithManagementMode(t *testing.T) {
 		})
 	}
 }
+
+// TestIstioMemberNamespaceMatchesComponents: in Istio mode the namespace kof-mothership delivers labelled
+// istio-injection: enabled (istio.memberNamespace) must be the one kof-regional's and kof-child's services land in;
+// the umbrella refuses a mismatch naming both settings (regression: it rendered, and the services got no sidecars).
+func TestIstioMemberNamespaceMatchesComponents(t *testing.T) {
+	member := map[string]any{"values": map[string]any{"istio": map[string]any{"memberNamespace": "kof-mesh"}}}
+	msg := renderError(t, renderSpec{chart: "kof", values: map[string]any{
+		"istio": map[string]any{"enabled": true}, "kof-mothership": member}}).Error()
+	for _, want := range []string{
+		`kof-mothership.values.istio.memberNamespace is "kof-mesh" but kof-regional.values.namespace is "kof"`,
+		"set both to the same namespace",
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not say %q", msg, want)
+		}
+	}
+	// Both sides set alike, and the same mismatch outside Istio mode (memberNamespace unused), render.
+	same := map[string]any{"values": map[string]any{"namespace": "kof-mesh"}}
+	renderChart(t, renderSpec{chart: "kof", values: map[string]any{"istio": map[string]any{"enabled": true},
+		"kof-mothership": member, "kof-regional": same, "kof-child": same}})
+	renderChart(t, renderSpec{chart: "kof", values: map[string]any{"kof-mothership": member}})
+}
