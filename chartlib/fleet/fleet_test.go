@@ -384,3 +384,36 @@ func TestWriteRedactsSecretData(t *testing.T) {
 		t.Fatal("no credentials Secret written: the test did not render c1's credentials")
 	}
 }
+
+// A v1 List, as `kubectl get clusterdeployments,clustertemplates -A -o yaml` prints it (docs/preview.md), stands
+// for its items (regression: it was refused as an object without metadata.name).
+func TestKubectlListInputIsItsItems(t *testing.T) {
+	objs := []*unstructured.Unstructured{clusterTemplate("aws-standalone"), regional("r1", "us-east-2"),
+		child("c1", "us-east-2", nil)}
+	items := make([]any, 0, len(objs))
+	for _, o := range objs {
+		items = append(items, o.Object)
+	}
+	list := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List",
+		"metadata": map[string]any{"resourceVersion": ""}, "items": items}}
+	in, err := readInputs([]*unstructured.Unstructured{list}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range in.deployments {
+		got = append(got, d.key()+" "+d.role)
+	}
+	want := []string{"kcm-system/c1 " + RoleChild, "kcm-system/r1 " + RoleRegional}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("deployments: %q, want %q", got, want)
+	}
+	if len(in.templates) != 1 {
+		t.Errorf("templates: %d, want 1", len(in.templates))
+	}
+	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{"x"}}}
+	if _, err := readInputs([]*unstructured.Unstructured{bad}, false); err == nil ||
+		!strings.Contains(err.Error(), "object 1 (v1 List): items[0] is not an object") {
+		t.Errorf("a List with a non-object item: err = %v", err)
+	}
+}

@@ -52,8 +52,13 @@ func (d *deployment) key() string { return d.namespace + "/" + d.name }
 // SveltosCluster for all when sveltosClusters is set). A
 // ClusterDeployment whose fields cannot be read gets the problem recorded; objects that are not Kubernetes objects,
 // or have no metadata.name (a ClusterDeployment without one would be dropped and offered as the regional `ns/`),
-// are an error naming their 1-based index.
+// are an error naming their 1-based index. A v1 List (what `kubectl get clusterdeployments,clustertemplates -A -o yaml`
+// prints) stands for its items.
 func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*inputs, error) {
+	objs, err := expandLists(objs)
+	if err != nil {
+		return nil, err
+	}
 	in := &inputs{objects: objs}
 	templates := map[string]*kcmv1.ClusterTemplate{}
 	for i, o := range objs {
@@ -139,4 +144,31 @@ func fromUnstructured(o *unstructured.Unstructured, out any) error {
 		return fmt.Errorf("%s %s/%s: %w", o.GetKind(), o.GetNamespace(), o.GetName(), err)
 	}
 	return nil
+}
+
+// expandLists returns objs with every v1 List (apiVersion v1, kind List: the output of `kubectl get -o yaml` for
+// several objects) replaced by its items, in order. It returns an error naming the List's 1-based index when an
+// item is not an object.
+func expandLists(objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for i, o := range objs {
+		if o == nil || o.GetAPIVersion() != "v1" || o.GetKind() != "List" {
+			out = append(out, o)
+			continue
+		}
+		items, ok := o.Object["items"].([]any)
+		if !ok && o.Object["items"] != nil {
+			return nil, fmt.Errorf("cluster inputs: object %d (v1 List): items is not a list; give the output of "+
+				"kubectl get ... -o yaml unchanged", i+1)
+		}
+		for j, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("cluster inputs: object %d (v1 List): items[%d] is not an object; give the "+
+					"output of kubectl get ... -o yaml unchanged", i+1, j)
+			}
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+	return out, nil
 }
