@@ -104,21 +104,27 @@ func Sweep(parent string) error {
 }
 
 // UseScratch makes a Scratch folder the temporary folder of this process (TMPDIR, so os.TempDir, t.TempDir and
-// envtest's own folders land inside it) and returns it with the function that removes it and restores TMPDIR.
-func UseScratch(name string) (string, func(), error) {
+// envtest's own folders land inside it) and returns it with the function that ends its use: it restores TMPDIR and,
+// for the exit code 0, removes the folder; for any other code it keeps the folder (the logs and kubeconfigs a failed
+// run names) and says so on stderr; the next run's Scratch removes it, its process having ended.
+func UseScratch(name string) (string, func(code int), error) {
 	dir, err := Scratch(name)
 	if dir == "" {
-		return "", func() {}, err
+		return "", func(int) {}, err
 	}
 	old, had := os.LookupEnv("TMPDIR")
 	if err := os.Setenv("TMPDIR", dir); err != nil {
-		return "", func() {}, err
+		return "", func(int) {}, err
 	}
-	return dir, func() {
+	return dir, func(code int) {
 		if had {
 			_ = os.Setenv("TMPDIR", old)
 		} else {
 			_ = os.Unsetenv("TMPDIR")
+		}
+		if code != 0 {
+			fmt.Fprintf(os.Stderr, "%s: kept %s for the failed run (removed by the next run)\n", name, dir)
+			return
 		}
 		_ = os.RemoveAll(dir)
 	}, err

@@ -49,3 +49,36 @@ func TestEnvtestKeepsTheOutputOfAFailedStart(t *testing.T) {
 		t.Errorf("EnvtestLogs = %q, want the kube-apiserver's own message", logs)
 	}
 }
+
+// A failed run keeps its scratch folder, a passed one removes it (regression: the fidelity test printed "kept <dir>"
+// for the logs of a failure while the scratch cleanup removed that folder on exit).
+func TestUseScratchKeepsTheFolderOfAFailedRun(t *testing.T) {
+	parent := t.TempDir()
+	t.Setenv("TMPDIR", parent)
+	failed, end, err := UseScratch("failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("TMPDIR") != failed {
+		t.Fatalf("TMPDIR = %q during the run, want the scratch folder %q", os.Getenv("TMPDIR"), failed)
+	}
+	log := filepath.Join(failed, "controller.log")
+	if err := os.WriteFile(log, []byte("why it failed\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	end(1)
+	if got := os.Getenv("TMPDIR"); got != parent {
+		t.Errorf("TMPDIR = %q after the run, want %q restored", got, parent)
+	}
+	if _, err := os.Stat(log); err != nil {
+		t.Errorf("the failed run's log is gone: %v", err)
+	}
+	passed, end, err := UseScratch("passed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end(0)
+	if _, err := os.Stat(passed); !os.IsNotExist(err) {
+		t.Errorf("the passed run's scratch folder %s is still there (%v)", passed, err)
+	}
+}

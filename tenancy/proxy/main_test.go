@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopShared()
-	removeScratch()
+	removeScratch(code)
 	os.Exit(code)
 }
 

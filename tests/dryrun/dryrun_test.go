@@ -63,13 +63,13 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 // run starts the control plane with every CRD, runs the tests and stops it. Starting it and installing about 120
 // CRDs, and rendering the twelve scenario fleets, take this package's time (one to several minutes on two busy
 // cores; the applies themselves, 8 at once, take seconds); every test shares the one control plane.
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	_, removeScratch, err := proc.UseScratch("dryrun")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer removeScratch()
+	defer func() { removeScratch(code) }()
 	ctrllog.SetLogger(logr.Discard())
 	abs, err := filepath.Abs(root)
 	if err != nil {
@@ -93,7 +93,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	code := m.Run()
+	code = m.Run()
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1

@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	flag.Parse() // testing.Verbose below needs the test flags
 	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
 	// killed run, by the next one.
@@ -43,7 +43,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer removeScratch()
+	defer func() { removeScratch(code) }()
 	ctrllog.SetLogger(logr.Discard()) // the control plane helpers log through controller-runtime
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -67,7 +67,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	shared = &env{session: s, scenariosDir: filepath.Join(root, "tests", "scenarios", "testdata")}
-	code := m.Run()
+	code = m.Run()
 	if err := stopReleases(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		if code == 0 {

@@ -31,7 +31,7 @@ var (
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
 	// killed run, by the next one.
 	_, removeScratch, err := proc.UseScratch("exporters")
@@ -39,7 +39,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer removeScratch()
+	defer func() { removeScratch(code) }()
 	ctrllog.SetLogger(logr.Discard())
 	if root, err = filepath.Abs(filepath.Join("..", "..")); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,7 +60,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	code := m.Run()
+	code = m.Run()
 	if err := cp.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		code = 1

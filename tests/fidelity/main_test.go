@@ -46,7 +46,7 @@ var shared *env
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
 	// killed run, by the next one.
 	_, removeScratch, err := proc.UseScratch("fidelity")
@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer removeScratch()
+	defer func() { removeScratch(code) }()
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	e, err := start()
@@ -66,7 +66,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	shared = e
-	code := m.Run()
+	code = m.Run()
 	if err := e.stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "fidelity: %v\n", err)
 		if code == 0 {

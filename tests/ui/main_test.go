@@ -40,7 +40,7 @@ var shared *env
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
-func run(m *testing.M) int {
+func run(m *testing.M) (code int) {
 	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
 	// killed run, by the next one.
 	_, removeScratch, err := proc.UseScratch("ui")
@@ -48,7 +48,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer removeScratch()
+	defer func() { removeScratch(code) }()
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	e, err := setup()
@@ -63,7 +63,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	shared = e
-	code := m.Run()
+	code = m.Run()
 	if err := teardown(e); err != nil {
 		fmt.Fprintln(os.Stderr, "ui:", err)
 		if code == 0 {

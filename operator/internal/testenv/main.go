@@ -15,7 +15,7 @@ import (
 // stores it in *env, calls setup (when not nil; a non-nil cleanup it returns runs after the tests), runs the tests
 // and stops everything. It returns the exit code for os.Exit; a failure to start or set up is printed to stderr and
 // gives 1. Use it as `func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env, nil)) }`.
-func Main(m *testing.M, env **Env, setup func(*Env) (cleanup func(), err error)) int {
+func Main(m *testing.M, env **Env, setup func(*Env) (cleanup func(), err error)) (code int) {
 	ctrl.SetLogger(logr.Discard())
 	// Every temporary folder of the run (envtest's too) lives in one scratch folder, removed at the end or, after a
 	// killed run, by the next one.
@@ -24,7 +24,7 @@ func Main(m *testing.M, env **Env, setup func(*Env) (cleanup func(), err error))
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer removeScratch()
+	defer func() { removeScratch(code) }()
 	e, err := Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,5 +46,6 @@ func Main(m *testing.M, env **Env, setup func(*Env) (cleanup func(), err error))
 			defer cleanup()
 		}
 	}
-	return m.Run()
+	code = m.Run()
+	return code
 }
