@@ -59,10 +59,21 @@ const maxTypoDistance = 2
 // InputWarnings returns warnings about the ClusterDeployments of objs that KOF would silently ignore: a label or
 // annotation under `k0rdent.mirantis.com/` that is no known KOF key but close to one, and a
 // `k0rdent.mirantis.com/kof-cluster-role` value other than `regional` or `child`. Each names the object, the key
-// and the closest known key or value. They are warnings: the cluster renders as a non-KOF key would leave it.
+// and the closest known key or value; a ClusterDeployment or ClusterTemplate whose apiVersion is not KCM's is
+// named too, and a v1 List stands for its items. They are warnings: the cluster renders as a non-KOF key would
+// leave it.
 func InputWarnings(objs []*unstructured.Unstructured) []string {
 	var out []string
+	if expanded, err := expandLists(objs); err == nil {
+		objs = expanded // a malformed List is readInputs' error
+	}
 	for _, o := range objs {
+		if o != nil && (o.GetKind() == "ClusterDeployment" || o.GetKind() == "ClusterTemplate") &&
+			o.GroupVersionKind().Group != kcmGroup {
+			out = append(out, fmt.Sprintf("%s %s/%s: apiVersion %q is not KCM's (%s/v1beta1), so KOF ignores it; "+
+				"set apiVersion: %s/v1beta1", o.GetKind(), o.GetNamespace(), o.GetName(), o.GetAPIVersion(), kcmGroup,
+				kcmGroup))
+		}
 		if o == nil || !isKCM(o, "ClusterDeployment") {
 			continue
 		}

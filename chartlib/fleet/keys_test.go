@@ -118,6 +118,25 @@ func TestInputWarnings(t *testing.T) {
 	}
 }
 
+// A ClusterDeployment with another apiVersion is named (regression: it was ignored without a word), and the typo
+// warnings hold inside a v1 List as kubectl prints it.
+func TestInputWarningsWrongAPIVersionAndList(t *testing.T) {
+	wrong := regional("r2", "us-east-2")
+	wrong.SetAPIVersion("v1")
+	typo := child("c1", "us-east-2", map[string]string{"k0rdent.mirantis.com/kof-cluster-role": "chlid"})
+	list := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "List",
+		"items": []any{typo.Object, wrong.Object}}}
+	got := strings.Join(InputWarnings([]*unstructured.Unstructured{list}), "\n")
+	for _, want := range []string{
+		`ClusterDeployment kcm-system/c1: label k0rdent.mirantis.com/kof-cluster-role: value "chlid"`,
+		`ClusterDeployment kcm-system/r2: apiVersion "v1" is not KCM's (k0rdent.mirantis.com/v1beta1), so KOF ignores it; set apiVersion: k0rdent.mirantis.com/v1beta1`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("InputWarnings =\n%s\nwant a line containing %q", got, want)
+		}
+	}
+}
+
 // TestClusterDeploymentWithoutName: a ClusterDeployment without metadata.name is an error naming its index (issue:
 // it was dropped silently and a child then offered `[kcm-system/]` as the regional cluster to choose).
 func TestClusterDeploymentWithoutName(t *testing.T) {
