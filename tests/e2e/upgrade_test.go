@@ -473,9 +473,9 @@ func checkChains(t *testing.T, ctx context.Context, from, to string, upgrade boo
 // converges, and upgrades to release N (this tree) as docs/upgrade.md says: `kof diff` first (changes, none that
 // hurts), CRDs, then `helm upgrade` of the umbrella. Then `helm rollback` to N-1 with the same checks.
 //
-// Wall time: 150 to 180 s on two cores shared with other builds (load average above 20), of which 45 to 70 s are
-// `make release` of the earlier commit for one platform (its packages that differ from this tree's compile anew)
-// and the rest three Flux rollouts (install, upgrade, rollback) with their checks. It shares the package's control
+// Wall time: 100 s on two cores shared with other builds (up to 220 s at a load average above 20), of which 30 s
+// (up to 80 s) are `make release` of the earlier commit for one platform (its packages that differ from this
+// tree's compile anew) and the rest three Flux rollouts (install, upgrade, rollback) with their checks. It shares the package's control
 // plane, and the registry and release N with TestReleaseInstallsFromTheRegistry (registry_test.go), so N is built
 // once per run.
 func TestUpgradeFromPreviousReleaseAndRollback(t *testing.T) {
