@@ -171,5 +171,9 @@ func crossFieldFindings(ctx context.Context, chartDir string, files []string) []
 	if i := strings.LastIndex(msg, "): "); i >= 0 && strings.Contains(msg[:i], "execution error at (") {
 		msg = msg[i+3:]
 	}
-	return []values.Finding{{Path: filepath.Base(chartDir), Message: strings.TrimSpace(msg)}}
+	chart := filepath.Base(chartDir)
+	// A chart's fail message may start with its own name already ("cold-storage-exporter: sources: ..."); the
+	// finding's path says it once.
+	msg = strings.TrimPrefix(strings.TrimSpace(msg), chart+": ")
+	return []values.Finding{{Path: chart, Message: msg}}
 }

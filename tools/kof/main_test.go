@@ -167,6 +167,20 @@ func TestCheckValuesReportsStorageModeConflict(t *testing.T) {
 	}
 }
 
+// A chart rule whose message already starts with the chart's name names the chart once (regression:
+// "cold-storage-exporter: cold-storage-exporter: sources: ...").
+func TestCheckValuesNamesChartOnce(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "cold.yaml")
+	if err := os.WriteFile(f, []byte("sources: metrics,logz\ns3: {bucket: b, existingSecret: s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := kof(t, "check", "values", "--charts", "../../charts", "--chart", "cold-storage-exporter", "-f", f)
+	want := `cold-storage-exporter: sources: unknown source "logz"; use a comma-separated list of metrics, logs, traces`
+	if code != exitFindings || !strings.Contains(out, want) || strings.Contains(out, "cold-storage-exporter: cold-storage-exporter") {
+		t.Errorf("exit %d, output:\n%s\nwant exit %d and %q once", code, out, exitFindings, want)
+	}
+}
+
 func TestUIRefusesNonLoopback(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "192.0.2.1:8080", ":8080", "example.com:80", "nonsense"} {
 		code, _, errOut := kof(t, "ui", "--addr", addr)
