@@ -149,3 +149,17 @@ func TestClusterDeploymentWithoutName(t *testing.T) {
 		t.Errorf("Render error = %v, want one containing %q", err, want)
 	}
 }
+
+// A regional cluster the operator refuses (no domain) fails kof-storage's valuesFrom naming the operator's problem
+// as the fix, as a child's templateResourceRefs do (regression: "ConfigMap ... not found; create it" alone).
+func TestRegionalWithoutDomainBlamesOperator(t *testing.T) {
+	r := regional("r1", "us-east-2")
+	r.SetAnnotations(nil)
+	got := problemsOf(t, []*unstructured.Unstructured{clusterTemplate("aws-standalone"), r}, "r1")
+	want := "valuesFrom[0]: ConfigMap kcm-system/kof-record-vmrules-r1 not found; create it or set optional: true " +
+		"(the kof-operator makes ConfigMap kcm-system/kof-record-vmrules-r1 and makes none of this cluster's objects " +
+		"while it reports InvalidAnnotation: fix that first)"
+	if !strings.Contains(got, want) {
+		t.Errorf("problems of r1:\n%s\nwant one containing %q", got, want)
+	}
+}

@@ -41,15 +41,20 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-// MissingObjectError is a required templateResourceRefs entry whose object does not exist, as addon-controller
-// reports it (controllers/templateresourcedef_utils.go): the entry (Where), and the object's kind, namespace and name.
+// MissingObjectError is a required templateResourceRefs or valuesFrom entry whose object does not exist, as
+// addon-controller reports it (controllers/templateresourcedef_utils.go): the entry (Where; empty when the wrapping
+// *Error's Stage names it), and the object's kind, namespace and name.
 type MissingObjectError struct {
 	Where, Kind, Namespace, Name string
 }
 
 // Error names the entry and the object and says how to fix it.
 func (e *MissingObjectError) Error() string {
-	return fmt.Sprintf("%s: %s %s/%s not found; create it or set optional: true", e.Where, e.Kind, e.Namespace, e.Name)
+	msg := fmt.Sprintf("%s %s/%s not found; create it or set optional: true", e.Kind, e.Namespace, e.Name)
+	if e.Where == "" {
+		return msg // the wrapping error names the entry (an *Error's Stage)
+	}
+	return e.Where + ": " + msg
 }
 
 var (

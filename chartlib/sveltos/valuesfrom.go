@@ -61,7 +61,7 @@ func (e *engine) mergeValuesFrom(list []ValuesFrom, values map[string]any) (map[
 			if vf.Optional {
 				continue
 			}
-			return nil, e.fail(stage, 0, "", "", fmt.Errorf("%s %s/%s not found; create it or set optional: true", vf.Kind, ns, name))
+			return nil, e.fail(stage, 0, "", "", &MissingObjectError{Kind: vf.Kind, Namespace: ns, Name: name})
 		}
 		content, err := normalize(obj.Object)
 		if err != nil {
