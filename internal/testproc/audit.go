@@ -110,10 +110,9 @@ func splitLines(data []byte) []string {
 	return strings.Split(s, "\n")
 }
 
-// SigningKey writes a new Ed25519 private key as PKCS #8 PEM (what `openssl genpkey -algorithm ed25519` writes) to
-// dir/name and its public key as PEM to dir/name.pub (`openssl pkey -pubout`), and returns the private key's path
-// and the public key PEM. A failure fails t.
-func SigningKey(t testing.TB, dir, name string) (string, []byte) {
+// SigningKeyPEM returns a new Ed25519 private key as PKCS #8 PEM (what `openssl genpkey -algorithm ed25519`
+// writes) and its public key as PEM (`openssl pkey -pubout`). A failure fails t.
+func SigningKeyPEM(t testing.TB) (private, public []byte) {
 	t.Helper()
 	pub, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
@@ -127,9 +126,17 @@ func SigningKey(t testing.TB, dir, name string) (string, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
+}
+
+// SigningKey writes a new SigningKeyPEM pair to dir/name (private) and dir/name.pub, and returns the private key's
+// path and the public key PEM. A failure fails t.
+func SigningKey(t testing.TB, dir, name string) (string, []byte) {
+	t.Helper()
+	privPEM, pubPEM := SigningKeyPEM(t)
 	path := filepath.Join(dir, name)
-	pubPEM := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(path, privPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path+".pub", pubPEM, 0o600); err != nil {

@@ -3,10 +3,6 @@ package node
 import (
 	"bytes"
 	"context"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
@@ -128,16 +124,8 @@ func TestExportersOnTheNode(t *testing.T) {
 		post(t, vl.URL+"/insert/jsonline?_stream_fields=k8s.cluster.name", "application/stream+json", body.String())
 		get(t, vl.URL+"/internal/force_flush")
 		b := rootBucket(t, minio, "kof-audit")
-		_, priv, err := ed25519.GenerateKey(rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		der, err := x509.MarshalPKCS8PrivateKey(priv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		secret(t, "audit-logs-exporter-signing-key", map[string]string{
-			"signing.key": string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))})
+		key, _ := testproc.SigningKeyPEM(t)
+		secret(t, "audit-logs-exporter-signing-key", map[string]string{"signing.key": string(key)})
 		user := testproc.ExporterUser(t, minio, testproc.AuditLogsGuide, "kof-audit")
 		secret(t, "audit-logs-exporter-s3-credentials", map[string]string{"S3_ACCESS_KEY": user.AccessKey,
 			"S3_SECRET_KEY": user.SecretKey})
