@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,7 +87,38 @@ func (c *Checker) Check(chart string, vals map[string]any) ([]Finding, error) {
 	if err := c.check(chart, "", vals, &out, 0); err != nil {
 		return nil, err
 	}
-	return dedupe(out), nil
+	return bestUnknown(dedupe(out)), nil
+}
+
+// bestUnknown keeps, of the unknown-key findings of one path (the umbrella's schema embeds its components', so a
+// key a component hands on is reported by both), the one with the most specific fix: where the key belongs or the
+// Secret to reference, then a did-you-mean, then the list of known keys. fs is sorted by path; other findings stay.
+func bestUnknown(fs []Finding) []Finding {
+	rank := func(f Finding) int {
+		switch {
+		case !strings.HasPrefix(f.Message, "unknown key"):
+			return -1
+		case strings.Contains(f.Message, "it is a key of chart"), strings.Contains(f.Message, "by reference"):
+			return 3
+		case strings.Contains(f.Message, "did you mean"):
+			return 2
+		}
+		return 1
+	}
+	best := map[string]int{}
+	for _, f := range fs {
+		best[f.Path] = max(best[f.Path], rank(f))
+	}
+	out := fs[:0:0]
+	kept := map[string]bool{}
+	for _, f := range fs {
+		r := rank(f)
+		if r < 0 || (r == best[f.Path] && !kept[f.Path]) {
+			out = append(out, f)
+			kept[f.Path] = kept[f.Path] || r >= 0
+		}
+	}
+	return out
 }
 
 // CheckOverlay validates vals, a partial values document laid over a chart's values (a per-cluster values
@@ -134,7 +166,14 @@ func (c *Checker) check(chart, prefix string, vals map[string]any, out *[]Findin
 		return fmt.Errorf("validate values of chart %q: %w", chart, err)
 	}
 	for _, e := range res.Errors() {
-		*out = append(*out, findingOf(e, schemaDoc, prefix))
+		f := findingOf(e, schemaDoc, prefix)
+		if e.Type() == "additional_property_not_allowed" && !strings.Contains(f.Message, "did you mean") {
+			key, _ := e.Details()["property"].(string)
+			if hint := c.handoffHint(chart, schemaDoc, prefix, fieldOf(e), key); hint != "" {
+				f.Message = "unknown key here; " + hint
+			}
+		}
+		*out = append(*out, f)
 	}
 	for pattern, target := range c.Handoffs[chart] {
 		for path, sub := range expand(vals, pattern) {
@@ -151,6 +190,118 @@ func (c *Checker) check(chart, prefix string, vals map[string]any, out *[]Findin
 		}
 	}
 	return nil
+}
+
+// handoffHint returns where key, unknown in chart's values object at the dotted path field ("" = the root), is
+// known instead: `it is a key of chart kof-mothership: set it under kof-mothership.values.grafana` (paths prefixed
+// with prefix, where chart's values sit in the file) when a values
+// path chart hands to a component chart (c.Handoffs, e.g. the umbrella's `<component>.values`) sits at field
+// itself or one level below it and that component's schema has key at its top. Every such path is named; "" when
+// there is none (the key is then a typo or not a KOF key). Sources: the charts' values.schema.json files.
+func (c *Checker) handoffHint(chart string, schemaDoc map[string]any, prefix, field, key string) string {
+	var charts, paths []string
+	for _, pattern := range sortedKeys(c.Handoffs[chart]) {
+		target := c.Handoffs[chart][pattern]
+		for _, h := range handoffPaths(schemaDoc, pattern) {
+			recv := target
+			if target == "*" {
+				recv = strings.SplitN(h, ".", 2)[0]
+			}
+			parent := parentOf(h)
+			if parent != field && !(parent != "" && parentOf(parent) == field) {
+				continue
+			}
+			if !c.topKey(recv, key) {
+				continue
+			}
+			if !slices.Contains(charts, recv) {
+				charts = append(charts, recv)
+			}
+			paths = append(paths, join(prefix, join(h, key)))
+		}
+	}
+	if len(paths) == 0 {
+		return ""
+	}
+	noun := "chart"
+	if len(charts) > 1 {
+		noun = "charts"
+	}
+	return fmt.Sprintf("it is a key of %s %s: set it under %s", noun, strings.Join(charts, ", "),
+		strings.Join(paths, " or "))
+}
+
+// topKey reports whether chart's values schema (under c.ChartsDir) has key among its top-level properties; false
+// when the chart has no readable schema.
+func (c *Checker) topKey(chart, key string) bool {
+	data, err := os.ReadFile(filepath.Join(c.ChartsDir, chart, "values.schema.json"))
+	if err != nil {
+		return false
+	}
+	var doc map[string]any
+	if json.Unmarshal(data, &doc) != nil {
+		return false
+	}
+	return slices.Contains(knownKeys(doc, ""), key)
+}
+
+// handoffPaths returns the concrete values paths of a handoff pattern in schemaDoc: each `*` segment stands for
+// every property the schema has there, and only paths the schema has are kept (`*.values` of the umbrella:
+// `kof-mothership.values`, `kof-storage.values`, ...), sorted.
+func handoffPaths(schemaDoc map[string]any, pattern string) []string {
+	type node struct {
+		path string
+		doc  map[string]any
+	}
+	cur := []node{{"", schemaDoc}}
+	for _, seg := range strings.Split(pattern, ".") {
+		var next []node
+		for _, n := range cur {
+			names := []string{seg}
+			if seg == "*" {
+				names = knownKeys(n.doc, "")
+			}
+			for _, name := range names {
+				props, _ := n.doc["properties"].(map[string]any)
+				if sub, ok := props[name].(map[string]any); ok {
+					next = append(next, node{join(n.path, name), sub})
+				}
+			}
+		}
+		cur = next
+	}
+	out := make([]string, 0, len(cur))
+	for _, n := range cur {
+		out = append(out, n.path)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parentOf returns the dotted path without its last segment ("" for a top-level path).
+func parentOf(path string) string {
+	if i := strings.LastIndex(path, "."); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// sortedKeys returns the keys of m, sorted.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// fieldOf returns the dotted values path of a gojsonschema error ("" for the root).
+func fieldOf(e gojsonschema.ResultError) string {
+	if f := e.Field(); f != "(root)" {
+		return f
+	}
+	return ""
 }
 
 // expand returns the maps found in vals at a dotted pattern whose `*` segments match any key, keyed by the
@@ -190,6 +341,8 @@ func findingOf(e gojsonschema.ResultError, schemaDoc map[string]any, prefix stri
 		known := knownKeys(schemaDoc, field)
 		if s := Suggest(key, known); s != "" {
 			msg += "; did you mean " + s + "?"
+		} else if looksSecret(key) {
+			msg = secretMessage(schemaDoc, prefix, field, known)
 		} else if len(known) > 0 {
 			msg += "; known keys: " + strings.Join(known, ", ")
 		}
@@ -203,6 +356,62 @@ func findingOf(e gojsonschema.ResultError, schemaDoc map[string]any, prefix stri
 		msg += " (" + d + ")"
 	}
 	return Finding{Path: join(prefix, field), Message: msg}
+}
+
+// secretWords are the parts of a key name that mark it as a credential value (lower case).
+var secretWords = []string{"secret", "password", "passwd", "token", "accesskey", "apikey", "privatekey", "credential"} //nolint:gochecknoglobals // read-only
+
+// looksSecret reports whether an unknown values key names a credential value (`secretAccessKey`, `password`,
+// `apiToken`) rather than a reference to one (`existingSecret`, `adminSecretName`, `secretRef`).
+func looksSecret(key string) bool {
+	k := strings.ToLower(key)
+	if strings.HasSuffix(k, "name") || strings.HasSuffix(k, "ref") || strings.HasPrefix(k, "existing") {
+		return false
+	}
+	for _, w := range secretWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// secretMessage is the finding for an unknown credential key of the object at field: KOF takes secrets only by
+// reference (docs/security.md, "Secrets only by reference"), so it names the sibling keys that reference a Secret
+// (`existingSecret`, `*SecretName`, `secretName`, `credentials`) with their description, or says to reference a
+// Secret where the chart documents it when the object has none.
+func secretMessage(schemaDoc map[string]any, prefix, field string, known []string) string {
+	msg := "unknown key: KOF takes secrets only by reference, never as values (docs/security.md)"
+	var refs []string
+	for _, k := range known {
+		l := strings.ToLower(k)
+		if l == "existingsecret" || strings.HasSuffix(l, "secretname") || l == "credentials" {
+			ref := join(prefix, join(field, k))
+			if d := ownDescription(schemaDoc, join(field, k)); d != "" {
+				ref += " (" + d + ")"
+			}
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) == 0 {
+		return msg + "; put the value in a Secret and name that Secret where the chart's README says"
+	}
+	return msg + "; put the value in a Secret and name it in " + strings.Join(refs, " or ")
+}
+
+// ownDescription returns the description of the schema node at a dotted values path itself ("" when it has none
+// or the path is not in the schema).
+func ownDescription(schemaDoc map[string]any, path string) string {
+	cur := schemaDoc
+	for _, seg := range strings.Split(path, ".") {
+		next, ok := child(cur, seg)
+		if !ok {
+			return ""
+		}
+		cur = next
+	}
+	d, _ := cur["description"].(string)
+	return d
 }
 
 // describe returns the description of the schema node at a dotted values path, or of the nearest ancestor that has

@@ -188,3 +188,61 @@ func TestNestedHandoffsReachComponentCharts(t *testing.T) {
 		}
 	}
 }
+
+// A key of a component chart given where the umbrella does not take it (at the top, or beside `values`) names the
+// component values path it belongs under; a key a component hands on (kof-child's `storage`) is reported once, with
+// the path below the handoff.
+func TestUnknownKeyNamesTheComponentItBelongsTo(t *testing.T) {
+	vals := map[string]any{
+		"grafana":        map[string]any{"enabled": true},
+		"kof-mothership": map[string]any{"promxy": map[string]any{}},
+		"kof-child":      map[string]any{"values": map[string]any{"victoriametrics": map[string]any{}}},
+		"kof-collectors": map[string]any{"values": map[string]any{"kof": map[string]any{"credentialz": 1}}},
+	}
+	got, err := NewChecker("../../charts").Check("kof", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{
+		{"grafana", "unknown key here; it is a key of charts kof-dashboards, kof-mothership, kof-regional, " +
+			"kof-storage: set it under kof-dashboards.values.grafana or kof-mothership.values.grafana or " +
+			"kof-regional.values.grafana or kof-storage.values.grafana"},
+		{"kof-child.values.victoriametrics", "unknown key here; it is a key of chart kof-storage: set it under " +
+			"kof-child.values.storage.victoriametrics"},
+		{"kof-collectors.values.kof.credentialz", "unknown key; did you mean credentials?"},
+		{"kof-mothership.promxy", "unknown key here; it is a key of chart kof-mothership: set it under " +
+			"kof-mothership.values.promxy"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
+
+// A credential given as a value is not a typo: KOF takes secrets only by reference, so the finding names the key
+// that references a Secret, with its description.
+func TestSecretValueNamesTheSecretReference(t *testing.T) {
+	vals := map[string]any{"s3": map[string]any{"bucket": "b", "secretAccessKey": "x"},
+		"signing": map[string]any{"existingSecret": "k", "privateKey": "pem"}}
+	got, err := NewChecker("../../charts").Check("audit-logs-exporter", vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{
+		{"s3.secretAccessKey", "unknown key: KOF takes secrets only by reference, never as values " +
+			"(docs/security.md); put the value in a Secret and name it in s3.existingSecret (Secret with keys " +
+			"`S3_ACCESS_KEY` and `S3_SECRET_KEY`; \"\" = the default AWS credential chain (IRSA).)"},
+		{"signing.privateKey", "unknown key: KOF takes secrets only by reference, never as values " +
+			"(docs/security.md); put the value in a Secret and name it in signing.existingSecret (Secret holding " +
+			"the signing key (required), mounted as a file: an Ed25519 private key in PEM (PKCS #8, `openssl " +
+			"genpkey -algorithm ed25519`) or, for hmac-sha256, at least 32 random bytes.)"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	for key, want := range map[string]bool{"secretAccessKey": true, "password": true, "apiToken": true,
+		"existingSecret": false, "adminSecretName": false, "secretRef": false, "bucket": false} {
+		if got := looksSecret(key); got != want {
+			t.Errorf("looksSecret(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
