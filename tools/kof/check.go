@@ -31,8 +31,9 @@ func newCheckCommand(s streams) *cobra.Command {
 func newCheckValuesCommand(s streams) *cobra.Command {
 	var files []string
 	var chartsDir, chart string
+	var strict bool
 	cmd := &cobra.Command{
-		Use:   "values [-f FILE]...",
+		Use:   "values [-f FILE]... [--strict]",
 		Short: "Report unknown keys (with suggestions) and wrong types in values files",
 		Long: "With -f, check the merged values files against --chart (default the kof umbrella, descending into " +
 			"each <component>.values) and print every unknown key with a did-you-mean suggestion and every wrong " +
@@ -40,8 +41,10 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 			"(<charts>/<chart>/values.yaml) the same way, and that every default under <component>.values of the " +
 			"umbrella exists in that component chart with a compatible type. When keys and types are right, the " +
 			"chart is rendered offline and its cross-field rules (e.g. more than one storage mode) are reported " +
-			"the same way. With no finding it prints " +
-			"`ok: N files checked` (exit 0); findings exit 1.",
+			"the same way. Warnings (`warning: ` lines) are what is valid but likely not meant: a key given twice " +
+			"in one file (Helm keeps the later one), values of a third-party component no schema checks. With no " +
+			"finding it prints `ok: N files checked` (exit 0, also with warnings unless --strict); findings, and " +
+			"warnings with --strict, exit 1.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			chartsDir, cleanup, err := checkChartsDir(chartsDir, cmd.Flags().Changed("charts"))
@@ -69,16 +72,28 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 				// `fail` messages, e.g. regionless / M2M / M2R set together) are reported too.
 				findings = append(findings, crossFieldFindings(cmd.Context(), filepath.Join(chartsDir, chart), files)...)
 			}
+			warnings, err := values.NewChecker(chartsDir).Warnings(chart, checked)
+			if err != nil {
+				return failed(err)
+			}
 			for _, f := range findings {
 				fmt.Fprintln(s.out, f)
+			}
+			for _, w := range warnings {
+				fmt.Fprintf(s.out, "warning: %s\n", w)
 			}
 			if len(findings) > 0 {
 				return findingsError{len(findings)}
 			}
-			fmt.Fprintf(s.out, "ok: %d files checked\n", len(checked))
+			if err := strictError(strict, len(warnings)); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.out, "ok: %d files checked%s\n", len(checked), warningsNote(len(warnings)))
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 on warnings too (a key given twice in one file, "+
+		"values of a third-party component that no schema checks)")
 	cmd.Flags().StringArrayVarP(&files, "values", "f", nil, "values file to check (repeatable; merged like helm -f)")
 	cmd.Flags().StringVar(&chartsDir, "charts", "charts", "directory holding the chart directories (when not given "+
 		"and ./charts does not exist: the charts built into kof)")
@@ -176,4 +191,22 @@ func crossFieldFindings(ctx context.Context, chartDir string, files []string) []
 	// finding's path says it once.
 	msg = strings.TrimPrefix(strings.TrimSpace(msg), chart+": ")
 	return []values.Finding{{Path: chart, Message: msg}}
+}
+
+// strictError returns the error that ends a command with exit code 1 when strict is set and it printed n > 0
+// warnings (`kof render --strict`, `kof check values --strict`); nil otherwise.
+func strictError(strict bool, n int) error {
+	if !strict || n == 0 {
+		return nil
+	}
+	return exitError{code: exitFindings, err: fmt.Errorf("%d warning(s) and --strict: fix them (each is printed "+
+		"above as `warning: ...` with its fix), or drop --strict to let warnings pass", n)}
+}
+
+// warningsNote returns ` (N warnings)` for the ok line of a check that printed n > 0 warnings, "" for none.
+func warningsNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d warning(s))", n)
 }

@@ -20,14 +20,15 @@ type renderFleetFlags struct {
 	namespaceObject, out, mode   string
 	charts, namespace, release   string
 	workers                      int
+	strict                       bool
 }
 
 // addRenderFleet makes the `kof render` command itself render the whole fleet:
 //
-//	kof render --values FILE... --clusters FILE... [--namespace-object FILE] [--out DIR] [--mode double-pass|single-pass]
+//	kof render --values FILE... --clusters FILE... [--namespace-object FILE] [--out DIR] [--mode double-pass|single-pass] [--strict]
 //
 // Without --values and --clusters it is a usage error (exit 2) that names both flags. Exit code 1 when the render
-// fails or any cluster has an error (the summary lists them).
+// fails or any cluster has an error (the summary lists them), and with --strict when it printed any warning.
 func addRenderFleet(cmd *cobra.Command, s streams) {
 	var f renderFleetFlags
 	cmd.Long = "Without a subcommand, render what every cluster of a KOF fleet receives: the umbrella chart with the " +
@@ -37,7 +38,8 @@ func addRenderFleet(cmd *cobra.Command, s streams) {
 		"(layer 2, Sveltos' evaluation), rendered when it is a KOF chart. Writes <out>/<cluster>/<service>/" +
 		"manifest.yaml and values.yaml (with --out), validates every object, runs the generic checks on every cluster " +
 		"(one-owner, installable, waits, upgrades, secrets) and prints a summary table, then each cluster's " +
-		"problems and check findings with the object and the fix. Exit code 1 on any."
+		"problems and check findings with the object and the fix, then the warnings (`warning: ` lines: a " +
+		"mistyped KOF key, a role KOF ignores). Exit code 1 on any problem, and with --strict on any warning."
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if len(f.values) == 0 && len(f.clusters) == 0 {
 			return errors.New("nothing to render: give the umbrella values with -f/--values and the ClusterDeployments " +
@@ -59,6 +61,8 @@ func addRenderFleet(cmd *cobra.Command, s streams) {
 	fl.StringVarP(&f.namespace, "namespace", "n", fleet.DefaultNamespace, "umbrella release namespace")
 	fl.StringVar(&f.release, "release", fleet.DefaultReleaseName, "umbrella release name")
 	fl.IntVar(&f.workers, "workers", 0, "clusters rendered at once (0: one per CPU)")
+	fl.BoolVar(&f.strict, "strict", false, "exit 1 on warnings too (a mistyped KOF label or annotation, a cluster "+
+		"role that is neither regional nor child, no ClusterDeployment in --clusters, layer-2 lint)")
 }
 
 // renderFleet runs the fleet render with f and prints the summary.
@@ -105,7 +109,14 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	if err := fleet.Summary(s.out, result); err != nil {
 		return failed(err)
 	}
-	for _, w := range fleet.InputWarnings(clusters) {
+	warnings := fleet.InputWarnings(clusters)
+	if len(f.clusters) > 0 && len(result.Clusters) == 1 {
+		warnings = append(warnings, fmt.Sprintf("--clusters %s: no ClusterDeployment (apiVersion "+
+			"k0rdent.mirantis.com/v1beta1, kind ClusterDeployment) in the files, so only the management cluster is "+
+			"rendered; export them with `kubectl get clusterdeployments,clustertemplates -A -o yaml`",
+			strings.Join(f.clusters, ", ")))
+	}
+	for _, w := range warnings {
 		if _, err := fmt.Fprintf(s.out, "warning: %s\n", w); err != nil {
 			return failed(err)
 		}
@@ -119,7 +130,7 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	if n > 0 {
 		return failed(fmt.Errorf("%d of %d clusters failed", n, len(result.Clusters)))
 	}
-	return nil
+	return strictError(f.strict, len(warnings)+len(result.Lint))
 }
 
 // withValuesFindings returns err, a failed fleet render, followed by what `kof check values` finds in the values

@@ -114,6 +114,35 @@ spec:
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
 	}
+	// --strict makes the same warnings fail the render, saying how many and how to pass.
+	code, stdout, stderr = kof(t, "render", "--charts", "../../charts", "--strict",
+		"-f", filepath.Join(scenarioDir, "01-regional-child", "values.yaml"), "--clusters", clusters)
+	want := "kof: 2 warning(s) and --strict: fix them (each is printed above as `warning: ...` with its fix), or " +
+		"drop --strict to let warnings pass\n"
+	if code != exitFindings || stderr != want {
+		t.Errorf("--strict: exit %d, stderr %q; want exit %d, stderr %q\n%s", code, stderr, exitFindings, want, stdout)
+	}
+}
+
+// A --clusters file without any ClusterDeployment (empty, or objects of other kinds only) renders the management
+// cluster alone: a warning says so, and --strict fails on it.
+func TestRenderFleetWarnsWithoutClusterDeployments(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "warning: --clusters " + empty + ": no ClusterDeployment (apiVersion k0rdent.mirantis.com/v1beta1, kind " +
+		"ClusterDeployment) in the files, so only the management cluster is rendered; export them with " +
+		"`kubectl get clusterdeployments,clustertemplates -A -o yaml`\n"
+	args := []string{"render", "--charts", "../../charts", "-f", filepath.Join(scenarioDir, "01-regional-child",
+		"values.yaml"), "--clusters", empty}
+	if code, stdout, stderr := kof(t, args...); code != exitClean || !strings.HasSuffix(stdout, want) {
+		t.Errorf("exit %d, stdout %q, want exit 0 and it to end with %q\n%s", code, stdout, want, stderr)
+	}
+	if code, _, stderr := kof(t, append(args, "--strict")...); code != exitFindings ||
+		!strings.HasPrefix(stderr, "kof: 1 warning(s) and --strict") {
+		t.Errorf("--strict: exit %d, stderr %q; want exit %d", code, stderr, exitFindings)
+	}
 }
 
 // A values typo that fails the umbrella's schema is named with its did-you-mean fix, with the embedded charts and

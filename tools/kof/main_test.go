@@ -323,3 +323,30 @@ kof-storage:
 		}
 	}
 }
+
+// `kof check values` prints warnings (a key given twice in one file, values of a third-party component no schema
+// checks) and passes; --strict fails on them with exit 1.
+func TestCheckValuesStrictFailsOnWarnings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	data := "kof-mothership:\n  values: {}\nvictoria-metrics-operator:\n  values:\n    operator: {}\n" +
+		"kof-mothership:\n  enabled: true\n"
+	if err := os.WriteFile(file, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "warning: kof-mothership: given twice in " + file + " (lines 1 and 6): the later one wins and the " +
+		"earlier is ignored; keep one\n" +
+		"warning: victoria-metrics-operator.values: not checked: victoria-metrics-operator is a third-party chart " +
+		"KOF does not hold, so no schema checks these values; compare them with that chart's own values\n"
+	code, out, errOut := kof(t, "check", "values", "--charts", "../../charts", "-f", file)
+	if code != exitClean || out != want+"ok: 1 files checked (2 warning(s))\n" {
+		t.Errorf("without --strict: exit %d, stdout %q, stderr %q; want exit 0, stdout %q", code, out, errOut,
+			want+"ok: 1 files checked (2 warning(s))\n")
+	}
+	code, out, errOut = kof(t, "check", "values", "--charts", "../../charts", "--strict", "-f", file)
+	wantErr := "kof: 2 warning(s) and --strict: fix them (each is printed above as `warning: ...` with its fix), " +
+		"or drop --strict to let warnings pass\n"
+	if code != exitFindings || out != want || errOut != wantErr {
+		t.Errorf("--strict: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr %q", code, out, errOut,
+			exitFindings, want, wantErr)
+	}
+}
