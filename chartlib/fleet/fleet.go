@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -178,17 +180,9 @@ type Service struct {
 // Failed reports whether the cluster has any error: its own, a service failure or a validation finding.
 func (c *Cluster) Failed() bool { return c.ErrorCount() > 0 }
 
-// ErrorCount returns the number of the cluster's errors, service failures, validation findings and check findings.
-func (c *Cluster) ErrorCount() int {
-	n := len(c.Errors) + len(c.Findings)
-	for _, s := range c.Services {
-		if s.Err != nil {
-			n++
-		}
-		n += len(s.Findings)
-	}
-	return n
-}
+// ErrorCount returns the number of the cluster's errors, service failures, validation findings and check findings
+// as Problems prints them (the services blocked by one operator problem count once).
+func (c *Cluster) ErrorCount() int { return len(c.Problems()) }
 
 // ObjectCount returns the number of objects rendered for the cluster.
 func (c *Cluster) ObjectCount() int {
@@ -212,19 +206,50 @@ func (c *Cluster) Service(name string) *Service {
 }
 
 // Problems returns every error of the cluster as text, one per line: its own errors, service failures, validation
-// findings and the findings of the generic checks (each naming its check, object and fix).
+// findings and the findings of the generic checks (each naming its check, object and fix). The services that fail
+// because the operator reports a problem for the cluster (a *BlockedError: the object they need is one the operator
+// does not make meanwhile) share one line when there are several, `services a, b (2 of 8): need ConfigMap ns/name,
+// which the kof-operator does not make while it reports <reason> (above): fix that first`, in the place of the
+// first of them; one alone keeps its own full failure.
 func (c *Cluster) Problems() []string {
 	var out []string
 	for _, err := range c.Errors {
 		out = append(out, err.Error())
 	}
+	type group struct {
+		at    int
+		names []string
+		err   *BlockedError
+	}
+	var groups []*group
 	for _, s := range c.Services {
-		if s.Err != nil {
+		var b *BlockedError
+		if s.Err != nil && errors.As(s.Err, &b) {
+			i := slices.IndexFunc(groups, func(g *group) bool {
+				return g.err.Kind == b.Kind && g.err.Namespace == b.Namespace && g.err.Name == b.Name &&
+					g.err.Reason == b.Reason
+			})
+			if i < 0 {
+				groups = append(groups, &group{at: len(out), err: b})
+				out = append(out, "")
+				i = len(groups) - 1
+			}
+			groups[i].names = append(groups[i].names, s.Name)
+		} else if s.Err != nil {
 			out = append(out, fmt.Sprintf("service %s: %v", s.Name, s.Err))
 		}
 		for _, f := range s.Findings {
 			out = append(out, fmt.Sprintf("service %s: %s", s.Name, f))
 		}
+	}
+	for _, g := range groups {
+		if len(g.names) == 1 {
+			out[g.at] = fmt.Sprintf("service %s: %v", g.names[0], g.err)
+			continue
+		}
+		out[g.at] = fmt.Sprintf("services %s (%d of %d): need %s %s/%s, which the kof-operator does not make "+
+			"while it reports %s (above): fix that first", strings.Join(g.names, ", "), len(g.names),
+			len(c.Services), g.err.Kind, g.err.Namespace, g.err.Name, g.err.Reason)
 	}
 	for _, f := range c.Findings {
 		out = append(out, "check "+f.String())

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/manifest"
@@ -146,6 +147,22 @@ func TestChildNamingMissingRegionalNamesTheCause(t *testing.T) {
 	}
 	if failed == 0 {
 		t.Errorf("no service of lost failed; want each to name the operator's problem")
+	}
+	// The summary names that cause once for all the services it blocks (regression: one line per service, eight
+	// times the same hint), and the ERRORS column counts the lines it prints.
+	var svcs []string
+	for _, s := range lost.Services {
+		svcs = append(svcs, s.Name)
+	}
+	wantProblems := []string{want, fmt.Sprintf("services %s (%d of %d): need ConfigMap %s/%s, which the "+
+		"kof-operator does not make while it reports NoRegionalCluster (above): fix that first",
+		strings.Join(svcs, ", "), failed, len(lost.Services), ns, names.ChildConfigMap("lost"))}
+	if diff := cmp.Diff(wantProblems, lost.Problems()); diff != "" {
+		t.Errorf("lost's problems (-want +got):\n%s", diff)
+	}
+	if failed != len(lost.Services) || lost.ErrorCount() != 2 {
+		t.Errorf("%d of %d services failed, ErrorCount %d; want all to fail, counted as 2", failed,
+			len(lost.Services), lost.ErrorCount())
 	}
 	if c := f.Cluster("near"); c == nil || c.Failed() {
 		t.Errorf("cluster near failed: %v", c.Problems())

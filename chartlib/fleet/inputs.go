@@ -92,7 +92,9 @@ func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*input
 	return in, nil
 }
 
-// readDeployment reads one ClusterDeployment; problems are recorded on it.
+// readDeployment reads one ClusterDeployment; problems are recorded on it. One without metadata.namespace gets that
+// error alone and no typed object or Sveltos cluster, so neither the operator nor any MultiClusterService evaluates
+// it (its file is not what `kubectl get -A -o yaml` exports; the API server stores none without a namespace).
 func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.ClusterTemplate, sveltosClusters bool) *deployment {
 	d := &deployment{name: o.GetName(), namespace: o.GetNamespace(), obj: o, role: RoleNone}
 	switch o.GetLabels()[kofv1.ClusterRoleLabel] {
@@ -101,14 +103,17 @@ func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.Cl
 	case kofv1.RoleChild:
 		d.role = RoleChild
 	}
+	if d.namespace == "" {
+		// Nothing is read further: the operator and Sveltos find a ClusterDeployment by namespace and name, so every
+		// other message would name the cluster "/<name>" and the objects it misses "/<object>".
+		d.errs = append(d.errs, fmt.Errorf("metadata.namespace: ClusterDeployment %q has none; ClusterDeployments are "+
+			"namespaced, set metadata.namespace (e.g. kcm-system)", d.name))
+		return d
+	}
 	d.typed = &kcmv1.ClusterDeployment{}
 	if err := fromUnstructured(o, d.typed); err != nil {
 		d.errs = append(d.errs, err)
 		d.typed = nil
-	}
-	if d.namespace == "" {
-		d.errs = append(d.errs, fmt.Errorf("metadata.namespace: ClusterDeployment %q has none; ClusterDeployments are "+
-			"namespaced, set metadata.namespace (e.g. kcm-system)", d.name))
 	}
 	kind := sveltos.KindCAPI
 	if d.typed != nil {

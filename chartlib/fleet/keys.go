@@ -70,14 +70,13 @@ func InputWarnings(objs []*unstructured.Unstructured) []string {
 	for _, o := range objs {
 		if o != nil && (o.GetKind() == "ClusterDeployment" || o.GetKind() == "ClusterTemplate") &&
 			o.GroupVersionKind().Group != kcmGroup {
-			out = append(out, fmt.Sprintf("%s %s/%s: apiVersion %q is not KCM's (%s/v1beta1), so KOF ignores it; "+
-				"set apiVersion: %s/v1beta1", o.GetKind(), o.GetNamespace(), o.GetName(), o.GetAPIVersion(), kcmGroup,
-				kcmGroup))
+			out = append(out, fmt.Sprintf("%s %s: apiVersion %q is not KCM's (%s/v1beta1), so KOF ignores it; "+
+				"set apiVersion: %s/v1beta1", o.GetKind(), objectName(o), o.GetAPIVersion(), kcmGroup, kcmGroup))
 		}
 		if o == nil || !isKCM(o, "ClusterDeployment") {
 			continue
 		}
-		where := fmt.Sprintf("ClusterDeployment %s/%s", o.GetNamespace(), o.GetName())
+		where := "ClusterDeployment " + objectName(o)
 		labels := o.GetLabels()
 		for _, k := range slices.Sorted(maps.Keys(labels)) {
 			if w := unknownKey(k, KnownLabels, KnownAnnotations, "annotation"); w != "" {
@@ -106,6 +105,14 @@ func InputWarnings(objs []*unstructured.Unstructured) []string {
 		}
 	}
 	return out
+}
+
+// objectName returns `namespace/name` of o, or `name (no namespace)` when o has no metadata.namespace.
+func objectName(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName() + " (no namespace)"
+	}
+	return o.GetNamespace() + "/" + o.GetName()
 }
 
 // readClusterAnnotations returns spec.config.clusterAnnotations of o when it is an object of strings.

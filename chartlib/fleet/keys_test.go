@@ -70,8 +70,20 @@ func TestClusterDeploymentWithoutNamespace(t *testing.T) {
 	cd.SetNamespace("")
 	d := deploymentOf(t, []*unstructured.Unstructured{cd}, "c1")
 	want := `metadata.namespace: ClusterDeployment "c1" has none; ClusterDeployments are namespaced, set metadata.namespace`
-	if len(d.errs) == 0 || !strings.Contains(d.errs[0].Error(), want) {
+	if len(d.errs) != 1 || !strings.Contains(d.errs[0].Error(), want) {
 		t.Errorf("errs = %v, want one containing %q", d.errs, want)
+	}
+	// The cluster fails with that error alone: no operator problem or service failure naming it "/c1", and the
+	// warnings call it "c1 (no namespace)" (regression: "/c1" and "ConfigMap /kof-cluster-config-c1").
+	f := renderFleet(t, Options{Clusters: []*unstructured.Unstructured{cd, clusterTemplate("aws-standalone")}})
+	c := f.Cluster("c1")
+	if c == nil || len(c.Problems()) != 1 || !strings.Contains(c.Problems()[0], want) || len(c.Services) != 0 {
+		t.Errorf("cluster c1: %+v; want only the namespace error and no services", c)
+	}
+	cd.SetLabels(map[string]string{"k0rdent.mirantis.com/kof-cluster-role": "chlid"})
+	w := InputWarnings([]*unstructured.Unstructured{cd})
+	if len(w) != 1 || !strings.HasPrefix(w[0], "ClusterDeployment c1 (no namespace): label ") {
+		t.Errorf("warnings = %q, want one about ClusterDeployment c1 (no namespace)", w)
 	}
 }
 

@@ -401,9 +401,10 @@ func (p *layer2) localSource(s *Service, st *unstructured.Unstructured, ref map[
 		"cluster; render or create it", st.GetNamespace(), st.GetName(), kind, st.GetNamespace(), name)
 }
 
-// blameOperator returns err, a service's layer-2 failure on cluster c, with the cause named when the object it misses
-// is a ConfigMap or Secret and the KOF operator reports a problem for c (an OperatorError among c.Errors): the
-// operator makes none of c's objects then, so the fix is the operator's problem, not the object. Otherwise err as is.
+// blameOperator returns err, a service's layer-2 failure on cluster c, as a *BlockedError naming the cause when the
+// object it misses is a ConfigMap or Secret and the KOF operator reports a problem for c (an OperatorError among
+// c.Errors): the operator makes none of c's objects then, so the fix is the operator's problem, not the object.
+// Otherwise err as is.
 func blameOperator(err error, c *Cluster) error {
 	var missing *sveltos.MissingObjectError
 	if !errors.As(err, &missing) || (missing.Kind != "ConfigMap" && missing.Kind != "Secret") {
@@ -412,9 +413,36 @@ func blameOperator(err error, c *Cluster) error {
 	for _, e := range c.Errors {
 		var op *OperatorError
 		if errors.As(e, &op) {
-			return fmt.Errorf("%w (the kof-operator makes %s %s/%s and makes none of this cluster's objects while it "+
-				"reports %s: fix that first)", err, missing.Kind, missing.Namespace, missing.Name, op.Reason)
+			return &BlockedError{Err: err, Kind: missing.Kind, Namespace: missing.Namespace, Name: missing.Name,
+				Reason: op.Reason}
 		}
 	}
 	return err
+}
+
+// BlockedError is a service's layer-2 failure on a cluster for which the KOF operator reports a problem (Reason,
+// an OperatorError of the cluster): the service needs the operator's Kind Namespace/Name, which the operator does
+// not make while it reports the problem. Every such service of a cluster has the same cause, so Cluster.Problems
+// names it once for all of them.
+type BlockedError struct {
+	// Err is the service's own failure (a *sveltos.MissingObjectError inside).
+	Err error
+	// Kind, Namespace and Name are the missing object's.
+	Kind, Namespace, Name string
+	// Reason is the operator's (e.g. RegionalMisconfigured, NoRegionalCluster).
+	Reason string
+}
+
+// Error returns the service's failure followed by its cause.
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("%v (%s)", e.Err, e.cause())
+}
+
+// Unwrap returns the service's own failure.
+func (e *BlockedError) Unwrap() error { return e.Err }
+
+// cause says why the object is missing and what to fix.
+func (e *BlockedError) cause() string {
+	return fmt.Sprintf("the kof-operator makes %s %s/%s and makes none of this cluster's objects while it reports %s: "+
+		"fix that first", e.Kind, e.Namespace, e.Name, e.Reason)
 }
