@@ -83,11 +83,17 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, err
 	}
 	progress("scenario %s: values %s, clusters %s", sc.Name, sc.ValuesFile, sc.ClustersFile)
+	// The output folder is prepared first: the logs go to its logs/ folder from the start, so every log path the
+	// run prints still exists after it (the work folder is removed at the end of a run that succeeds).
+	if err := prepareOut(opts.OutDir); err != nil {
+		return nil, err
+	}
+	logs := filepath.Join(opts.OutDir, LogsFolder)
 	work, err := proc.Scratch("demo") // a folder a killed demo left behind is removed here
 	if work == "" {
 		return nil, fmt.Errorf("create work folder: %w", err)
 	}
-	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, BinDir: opts.BinDir,
+	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, LogDir: logs, BinDir: opts.BinDir,
 		Progress: progress})
 	if err != nil {
 		return nil, err
@@ -102,10 +108,10 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 	}
 	stopErr = errors.Join(stopErr, s.Close())
 	if runErr != nil || stopErr != nil {
-		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig, operator log) "+
-			"until the next run", work))
+		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig) until the next "+
+			"run; the Flux and kof-operator logs are in %s", work, logs))
 	}
-	progress("stopped the kof-operator, the Flux controllers, kube-apiserver and etcd")
+	progress("stopped the kof-operator, the Flux controllers, kube-apiserver and etcd; their logs are in %s", logs)
 	_ = os.RemoveAll(work)
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -197,8 +203,13 @@ func (in *Installation) Render(ctx context.Context) (*fleet.Fleet, []*unstructur
 	return f, ops, nil
 }
 
-// writeOut replaces dir (when it is missing or a folder an earlier run wrote) with the fleet's files.
-func writeOut(dir string, f *fleet.Fleet) error {
+// LogsFolder is the folder of Demo's output folder that keeps the logs of the Flux controllers and the kof-operator
+// (source-controller.log, helm-controller.log, kof-operator-<scenario>-<n>.log).
+const LogsFolder = "_logs" // a cluster folder never has this name: "_" is not in a DNS-1123 name
+
+// prepareOut empties dir when it is a folder an earlier run wrote (it holds outMarker), creates it and marks it as
+// the demo's. A folder of anything else is written into, never removed. Its errors name the folder.
+func prepareOut(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, outMarker)); err == nil {
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("replace %s: %w", dir, err)
@@ -210,6 +221,11 @@ func writeOut(dir string, f *fleet.Fleet) error {
 	if err := os.WriteFile(filepath.Join(dir, outMarker), []byte("written by kof demo\n"), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, outMarker), err)
 	}
+	return nil
+}
+
+// writeOut writes the fleet's files into dir, which prepareOut made.
+func writeOut(dir string, f *fleet.Fleet) error {
 	if err := fleet.Write(dir, f); err != nil {
 		return fmt.Errorf("write fleet: %w", err)
 	}

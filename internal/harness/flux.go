@@ -56,6 +56,11 @@ type FluxControllers struct {
 // in workDir, and proxy's environment. Metrics and health listeners and leader election are off. On error nothing
 // is left running; the error names the binary and the fix.
 func StartFlux(assetsDir, kubeconfig, workDir string, proxy *Proxy) (*FluxControllers, error) {
+	return startFlux(assetsDir, kubeconfig, workDir, workDir, proxy)
+}
+
+// startFlux is StartFlux with the artifact storage in workDir and the logs in logDir.
+func startFlux(assetsDir, kubeconfig, workDir, logDir string, proxy *Proxy) (*FluxControllers, error) {
 	for _, b := range []string{SourceController, HelmController} {
 		if _, err := os.Stat(filepath.Join(assetsDir, b)); err != nil {
 			return nil, fmt.Errorf("flux %s: %w; build it with `make tools`", b, err)
@@ -73,13 +78,13 @@ func StartFlux(assetsDir, kubeconfig, workDir string, proxy *Proxy) (*FluxContro
 	env := append([]string{"RUNTIME_NAMESPACE=" + KCMNamespace}, proxy.Env()...)
 	src, err := StartProcess(SourceController, filepath.Join(assetsDir, SourceController), kubeconfig,
 		append(common, "--storage-path="+storage, "--storage-addr="+addr, "--storage-adv-addr="+addr,
-			"--requeue-dependency="+fluxRequeue), env, filepath.Join(workDir, SourceController+".log"))
+			"--requeue-dependency="+fluxRequeue), env, filepath.Join(logDir, SourceController+".log"))
 	if err != nil {
 		return nil, err
 	}
 	helm, err := StartProcess(HelmController, filepath.Join(assetsDir, HelmController), kubeconfig,
 		append(common, "--requeue-dependency="+fluxRequeue, "--graceful-shutdown-timeout=5s"), env,
-		filepath.Join(workDir, HelmController+".log"))
+		filepath.Join(logDir, HelmController+".log"))
 	if err != nil {
 		return nil, errors.Join(err, src.Stop())
 	}

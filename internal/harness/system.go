@@ -45,8 +45,10 @@ const kcmAPIVersion = "k0rdent.mirantis.com/v1beta1"
 type Session struct {
 	// Root is the module root: charts/, operator/, bin/.
 	Root string
-	// WorkDir holds the kubeconfig, the operator binary and its logs.
+	// WorkDir holds the kubeconfig and the operator binary.
 	WorkDir string
+	// LogDir holds the logs of the Flux controllers and the kof-operator (SessionOptions.LogDir).
+	LogDir string
 	// BinDir holds the programs the session starts (SessionOptions.BinDir).
 	BinDir string
 	// ControlPlane is the running API server.
@@ -68,8 +70,11 @@ type Session struct {
 type SessionOptions struct {
 	// Root is the module root (holding go.mod, charts/, bin/).
 	Root string
-	// WorkDir must exist; it receives the kubeconfig, the operator binary and its logs.
+	// WorkDir must exist; it receives the kubeconfig, the operator binary and, without LogDir, the logs.
 	WorkDir string
+	// LogDir, when set, receives the logs of the Flux controllers and the kof-operator instead of WorkDir (the demo
+	// keeps them in its output folder, since it removes WorkDir at its end); it is created when missing.
+	LogDir string
 	// BinDir holds kube-apiserver, etcd, source-controller and helm-controller; empty means Root/bin.
 	BinDir string
 	// Progress receives one line per step; nil discards them.
@@ -86,10 +91,16 @@ type SessionOptions struct {
 // node's API server is the control plane. It returns an error naming the step that failed; nothing is left running
 // then.
 func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
-	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, BinDir: opts.BinDir, progress: opts.Progress,
-		node: opts.Node}
+	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, LogDir: opts.LogDir, BinDir: opts.BinDir,
+		progress: opts.Progress, node: opts.Node}
 	if s.BinDir == "" {
 		s.BinDir = filepath.Join(opts.Root, "bin")
+	}
+	if s.LogDir == "" {
+		s.LogDir = s.WorkDir
+	}
+	if err := os.MkdirAll(s.LogDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log folder: %w", err)
 	}
 	if s.progress == nil {
 		s.progress = func(string, ...any) {}
@@ -151,12 +162,12 @@ func (s *Session) startFlux() error {
 	if s.Proxy, err = StartProxy(); err != nil {
 		return err
 	}
-	s.Flux, err = StartFlux(s.BinDir, s.ControlPlane.Kubeconfig, s.WorkDir, s.Proxy)
+	s.Flux, err = startFlux(s.BinDir, s.ControlPlane.Kubeconfig, s.WorkDir, s.LogDir, s.Proxy)
 	if err != nil {
 		return err
 	}
 	s.progress("chart repository %s serves %d charts; source-controller and helm-controller started (logs in %s)",
-		charts.URL, len(charts.Charts), s.WorkDir)
+		charts.URL, len(charts.Charts), s.LogDir)
 	return nil
 }
 
@@ -390,7 +401,7 @@ func (in *Installation) syncOperator(ctx context.Context) error {
 		}
 	}
 	in.starts++
-	log := filepath.Join(s.WorkDir, fmt.Sprintf("kof-operator-%s-%d.log", in.Scenario.Name, in.starts))
+	log := filepath.Join(s.LogDir, fmt.Sprintf("kof-operator-%s-%d.log", in.Scenario.Name, in.starts))
 	op, err := StartOperator(in.operatorBinary(), s.ControlPlane.Kubeconfig, dep, log)
 	if err != nil {
 		return err

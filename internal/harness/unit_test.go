@@ -266,3 +266,43 @@ func TestCreateStrictWritesStatusAfterAConflict(t *testing.T) {
 			conflicts, providers, got.GetLabels())
 	}
 }
+
+// The demo's output folder is prepared before anything starts, so the logs it names (under LogsFolder) are still
+// there after the run (regression: the progress lines named logs in the work folder, which a finished run removes).
+// An earlier demo output is emptied; a folder the demo did not write keeps its files.
+func TestPrepareOutKeepsOnlyTheNewRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if err := prepareOut(out); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(out, LogsFolder, "kof-operator-01-regional-child-1.log")
+	if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(old, []byte("old run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareOut(out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Errorf("%s of the earlier run is still there (err %v)", old, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, outMarker)); err != nil {
+		t.Errorf("no marker after prepareOut: %v", err)
+	}
+	mine := t.TempDir()
+	keep := filepath.Join(mine, "notes.txt")
+	if err := os.WriteFile(keep, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareOut(mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a folder the demo did not write lost %s: %v", keep, err)
+	}
+	if strings.Contains(LogsFolder, "-") || strings.ToLower(LogsFolder) != LogsFolder || !strings.HasPrefix(LogsFolder, "_") {
+		t.Errorf("LogsFolder %q could be a cluster's folder name", LogsFolder)
+	}
+}

@@ -27,7 +27,8 @@ func newDemoCommand(s streams) *cobra.Command {
 		Long: `demo starts kube-apiserver and etcd from bin/ on loopback, installs the CRDs, helm-installs charts/kof
 with the scenario's values, lets Flux's source-controller and helm-controller (from bin/) install every KOF
 HelmRelease from the repository's charts served on loopback, starts the kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and Secrets, renders
-the fleet with those live objects into --out/<cluster>/<service>/ and prints a summary table. Everything it
+the fleet with those live objects into --out/<cluster>/<service>/ and prints a summary table. The logs of the
+Flux controllers and the kof-operator are written to --out/_logs/ and kept after the run. Everything it
 started is stopped before it exits; with --keep it keeps running (the kubeconfig is printed) until Ctrl-C, so that
 kof doctor and kof ui can read it.
 
