@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -375,8 +376,7 @@ func compareRelease(id string, o, n *side) (Release, int) {
 			rel.Values = Fields(ov.Values, nv.Values, false) // a live side's umbrella values are not known
 		}
 		if ov.Via != nv.Via {
-			rel.Hurts = append(rel.Hurts, Hurt{Reason: ReasonOwnerMoved, Message: fmt.Sprintf("the release moves "+
-				"from %s to %s: the old owner uninstalls it while the new one installs it", ov.Via, nv.Via)})
+			rel.Hurts = append(rel.Hurts, Hurt{Reason: ReasonOwnerMoved, Message: ownerMovedMessage(ov.Via, nv.Via)})
 		}
 		if nv.Err != nil && ov.Err == nil {
 			rel.Hurts = append(rel.Hurts, Hurt{Reason: ReasonNewProblem, Message: "the new release fails: " +
@@ -401,6 +401,26 @@ func compareRelease(id string, o, n *side) (Release, int) {
 		rel.Status = Changed
 	}
 	return rel, unchanged
+}
+
+// ownerMovedMessage says why a release that moves from owner from to owner to (two Vias) hurts and, when both are
+// Flux HelmReleases (one moved to another namespace, as the umbrella's moved out of KCM's system namespace), how to
+// move it without an uninstall: helm-controller deletes a suspended HelmRelease without uninstalling its release,
+// and a new HelmRelease adopts an existing release of its name and storage namespace (Flux helm-controller
+// v1.4: a release found in storage with no history of the object is upgraded, not installed). docs/upgrade.md,
+// "HelmReleases that move".
+func ownerMovedMessage(from, to string) string {
+	msg := fmt.Sprintf("the release moves from %s to %s: the old owner uninstalls it while the new one installs it",
+		from, to)
+	old, okOld := strings.CutPrefix(from, "HelmRelease ")
+	_, okNew := strings.CutPrefix(to, "HelmRelease ")
+	ns, name, okName := strings.Cut(old, "/")
+	if !okOld || !okNew || !okName {
+		return msg
+	}
+	return msg + fmt.Sprintf("; suspend the old HelmRelease before the upgrade so that deleting it uninstalls "+
+		"nothing and the new one adopts the release: kubectl -n %s patch helmrelease %s --type merge -p "+
+		`'{"spec":{"suspend":true}}'`, ns, name)
 }
 
 // releaseFields compares what delivers a release and its chart.

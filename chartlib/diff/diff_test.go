@@ -347,3 +347,31 @@ func text(t *testing.T, r *Report) string {
 	}
 	return b.String()
 }
+
+// A release whose HelmRelease moves to another namespace (the umbrella's, out of KCM's system namespace) hurts, and
+// the hurt gives the command that makes the move safe: suspending the old HelmRelease.
+func TestHelmReleaseMoveNamesTheSuspendCommand(t *testing.T) {
+	old := oneCluster(release{name: "kof-mothership", via: "HelmRelease kcm-system/kof-mothership"})
+	nw := oneCluster(release{name: "kof-mothership", via: "HelmRelease kof/kof-mothership"})
+	r, err := Fleets(old, nw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hurts := r.Hurts()
+	if len(hurts) != 1 || hurts[0].Reason != ReasonOwnerMoved {
+		t.Fatalf("hurts %v, want one %s", hurts, ReasonOwnerMoved)
+	}
+	want := `kubectl -n kcm-system patch helmrelease kof-mothership --type merge -p '{"spec":{"suspend":true}}'`
+	if !strings.HasSuffix(hurts[0].Message, want) {
+		t.Errorf("hurt %q does not end with the command %q", hurts[0].Message, want)
+	}
+	// A move between two other kinds of owner has no such command.
+	mcs := oneCluster(release{name: "kof-mothership", via: "MultiClusterService other"})
+	r, err = Fleets(old, mcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := r.Hurts(); len(h) != 1 || strings.Contains(h[0].Message, "kubectl") {
+		t.Errorf("hurts %v, want one without a command", h)
+	}
+}

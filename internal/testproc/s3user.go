@@ -55,7 +55,7 @@ func GuidePolicy(guide, bucket string) ([]byte, error) {
 // policyOf is GuidePolicy of the text doc of guide.
 func policyOf(guide string, doc []byte, bucket string) ([]byte, error) {
 	var found [][]byte
-	for _, block := range fencedBlocks(doc, "json") {
+	for _, block := range FencedBlocks(doc, "json") {
 		if bytes.Contains(block, []byte(`"Statement"`)) {
 			found = append(found, block)
 		}
@@ -137,8 +137,8 @@ func stringList(v any) ([]string, error) {
 	return nil, fmt.Errorf("%T, want a string or a list of strings", v)
 }
 
-// fencedBlocks returns the bodies of the Markdown code blocks fenced with ```lang (indented fences too).
-func fencedBlocks(doc []byte, lang string) [][]byte {
+// FencedBlocks returns the bodies of the Markdown code blocks fenced with ```lang (indented fences too).
+func FencedBlocks(doc []byte, lang string) [][]byte {
 	var out [][]byte
 	var cur *bytes.Buffer
 	indent := ""

@@ -164,7 +164,7 @@ func envValue(list []any, name string) (map[string]any, bool) {
 func wantDashboardsOnManagement(t *testing.T, f *fleet.Fleet) {
 	t.Helper()
 	s := service(t, f, "mgmt", "kof-dashboards")
-	if !slices.Equal(s.DependsOn, []string{"kcm-system/kof-mothership"}) {
+	if !slices.Equal(s.DependsOn, []string{"kof/kof-mothership"}) {
 		t.Errorf("kof-dashboards dependsOn %v, want kof-mothership", s.DependsOn)
 	}
 	for _, name := range []string{"fleet", "storage", "collectors", "cost", "components"} {

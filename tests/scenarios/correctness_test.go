@@ -86,7 +86,7 @@ func TestManagementClusterGetsItsIngress(t *testing.T) {
 	f := mustRender(t, "02-regionless")
 	noProblems(t, f)
 	eg := service(t, f, "mgmt", "envoy-gateway")
-	if eg.Chart != "gateway-helm" || !slices.Contains(eg.DependsOn, kcmNamespace+"/kof-operators") {
+	if eg.Chart != "gateway-helm" || !slices.Contains(eg.DependsOn, "kof/kof-operators") {
 		t.Errorf("management cluster envoy-gateway: chart %q dependsOn %v, want gateway-helm after kof-operators", eg.Chart, eg.DependsOn)
 	}
 

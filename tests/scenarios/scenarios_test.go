@@ -74,9 +74,9 @@ func check01(t *testing.T, f *fleet.Fleet) {
 	}
 	// Regression (the preview shows what the management cluster gets): the management render served no Flux API,
 	// so kof-operators rendered nothing and its operators were missing from the preview.
-	if want := []string{"prometheus-operator-crds < kcm-system/kof-operators",
-		"opentelemetry-operator < kcm-system/kof-operators", "kof-kube-prometheus-stack < kcm-system/kof-dashboards",
-		"grafana-operator < kcm-system/kof-operators"}; !slices.Equal(nested, want) {
+	if want := []string{"prometheus-operator-crds < kof/kof-operators",
+		"opentelemetry-operator < kof/kof-operators", "kof-kube-prometheus-stack < kof/kof-dashboards",
+		"grafana-operator < kof/kof-operators"}; !slices.Equal(nested, want) {
 		t.Errorf("releases rendered by other releases = %v, want %v", nested, want)
 	}
 	if ops := service(t, f, "mgmt", "kof-operators"); ops.Objects == nil || len(ops.Objects.OfKind("HelmRelease")) != 3 {
@@ -89,11 +89,11 @@ func check01(t *testing.T, f *fleet.Fleet) {
 	}
 	deps := map[string][]string{
 		"kof-operators":             nil,
-		"victoria-metrics-operator": {"kcm-system/kof-operators"},
-		"kof-mothership":            {"kcm-system/kof-operators", "kcm-system/victoria-metrics-operator"},
-		"kof-regional":              {"kcm-system/kof-mothership"},
-		"kof-child":                 {"kcm-system/kof-mothership"},
-		"kof-dashboards":            {"kcm-system/kof-mothership"},
+		"victoria-metrics-operator": {"kof/kof-operators"},
+		"kof-mothership":            {"kof/kof-operators", "kof/victoria-metrics-operator"},
+		"kof-regional":              {"kof/kof-mothership"},
+		"kof-child":                 {"kof/kof-mothership"},
+		"kof-dashboards":            {"kof/kof-mothership"},
 	}
 	for _, r := range f.Releases {
 		if r.Parent != "" {

@@ -78,7 +78,7 @@ Input: dict {root, name}. Output: YAML list of {name, namespace}, or `[]`.
 {{- $out := list -}}
 {{- range $deps -}}
 {{- if (index $.root.Values .).enabled -}}
-{{- $out = append $out (dict "name" . "namespace" $.root.Values.global.helmRepo.namespace) -}}
+{{- $out = append $out (dict "name" . "namespace" $.root.Release.Namespace) -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml $out -}}

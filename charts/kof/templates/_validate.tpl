@@ -4,7 +4,9 @@ Checks: at most one storage mode of regionless, M2M and M2R (docs/values-contrac
 with one of them (two owners of the release kof-collectors on the management cluster); every name in
 `global.components` has a component block; in Istio mode, kof-mothership's `istio.memberNamespace` (the namespace
 delivered labelled `istio-injection: enabled` to every member, docs/storage-modes.md) equals the `namespace` of
-kof-regional and kof-child, where their services land. Input: the root context.
+kof-regional and kof-child, where their services land; the umbrella's own namespace, where its HelmReleases live, is
+not `global.helmRepo.namespace` (KCM's system namespace: KCM v1.10.0's Management reconciler deletes every HelmRelease
+there that is not one of its components and has no owner, docs/sveltos.md). Input: the root context.
 */}}
 {{- define "kof.validate" -}}
 {{- $modes := list -}}
@@ -32,6 +34,9 @@ kof-regional and kof-child, where their services land. Input: the root context.
 {{- fail (printf "Istio namespace conflict: kof-mothership.values.istio.memberNamespace is %q but %s.values.namespace is %q: every Istio member gets namespace %q labelled istio-injection: enabled while the %s services land in %q, without sidecars; set both to the same namespace" $member $c $ns $member $c $ns) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- if eq .Release.Namespace .Values.global.helmRepo.namespace -}}
+{{- fail (printf "release namespace %q is global.helmRepo.namespace: the umbrella's HelmReleases live in its own namespace, and KCM deletes the HelmReleases in its system namespace that it does not own; install the umbrella in a namespace of its own (helm install -n kof)" .Release.Namespace) -}}
 {{- end -}}
 {{- range .Values.global.components -}}
 {{- if not (hasKey $.Values .) -}}

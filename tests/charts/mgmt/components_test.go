@@ -52,7 +52,7 @@ func TestMultiClusterServicesNameRenderedTemplates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			umbrella := renderChart(t, renderSpec{chart: "kof", files: files})
 			component := func(chart string) *render.Result {
-				values, _ := dig(mustGet(t, umbrella, "HelmRelease", fluxNamespace, chart).Object, "spec", "values").(map[string]any)
+				values, _ := dig(mustGet(t, umbrella, "HelmRelease", releaseNamespace, chart).Object, "spec", "values").(map[string]any)
 				return renderChart(t, renderSpec{chart: chart, values: values, lenient: true})
 			}
 			templates := map[string]bool{}

@@ -1,6 +1,7 @@
 package mgmt
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,8 +10,13 @@ import (
 	"kof.dev/kof/chartlib/render"
 )
 
-// fluxNamespace is where the umbrella puts its Flux objects by default (global.helmRepo.namespace).
+// fluxNamespace is where the umbrella puts its HelmRepositories and HelmCharts by default
+// (global.helmRepo.namespace, KCM's system namespace).
 const fluxNamespace = "kcm-system"
+
+// releaseNamespace is the umbrella's own namespace (the tests' release namespace), where its HelmReleases live:
+// never KCM's system namespace, where KCM deletes the HelmReleases it does not own.
+const releaseNamespace = namespace
 
 // kofComponents are the KOF charts the default umbrella installs (victoria-metrics-operator aside).
 var kofComponents = []string{"kof-operators", "kof-mothership", "kof-regional", "kof-child"}
@@ -64,7 +70,7 @@ func dig(m map[string]any, path ...string) any {
 // wantValue fails when the value at path of the HelmRelease's values is not want.
 func wantValue(t *testing.T, res *render.Result, release string, want any, path ...string) {
 	t.Helper()
-	got := dig(releaseValues(t, res, release, fluxNamespace), path...)
+	got := dig(releaseValues(t, res, release, releaseNamespace), path...)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("HelmRelease %s values %v (-want +got):\n%s", release, path, diff)
 	}
@@ -87,7 +93,10 @@ func checkFluxChain(t *testing.T, res *render.Result, ns string, versions map[st
 		t.Errorf("HelmChart versions (-want +got):\n%s", diff)
 	}
 	for name := range versions {
-		hr := mustGet(t, res, "HelmRelease", ns, name)
+		hr := mustGet(t, res, "HelmRelease", releaseNamespace, name)
+		if got := str(t, hr, "spec", "chartRef", "namespace"); got != ns {
+			t.Errorf("HelmRelease %s chartRef names a HelmChart in %q, want %q", name, got, ns)
+		}
 		if got := str(t, hr, "spec", "chartRef", "name"); got != name {
 			t.Errorf("HelmRelease %s chartRef names HelmChart %q", name, got)
 		}
@@ -149,7 +158,7 @@ func checkKofDefaults(t *testing.T, res *render.Result) {
 		wantValue(t, res, c, "v1.19.1", "catalog", "cert-manager", "version")
 	}
 	wantValue(t, res, "kof-regional", false, "storage", "regionless", "enabled")
-	vmo := mustGet(t, res, "HelmRelease", fluxNamespace, "victoria-metrics-operator")
+	vmo := mustGet(t, res, "HelmRelease", releaseNamespace, "victoria-metrics-operator")
 	if v := dig(vmo.Object, "spec", "values"); v != nil {
 		t.Errorf("victoria-metrics-operator values %v, want none by default", v)
 	}
@@ -162,7 +171,7 @@ func checkKofRegionless(t *testing.T, res *render.Result) {
 		wantValue(t, res, c, "admin@example.com", "regionless", "certEmail")
 	}
 	wantValue(t, res, "kof-regional", true, "storage", "regionless", "enabled")
-	mothership := renderChart(t, renderSpec{chart: "kof-mothership", values: releaseValues(t, res, "kof-mothership", fluxNamespace)})
+	mothership := renderChart(t, renderSpec{chart: "kof-mothership", values: releaseValues(t, res, "kof-mothership", releaseNamespace)})
 	if got := names(mothership, "VMCluster"); len(got) != 0 {
 		t.Errorf("regionless kof-mothership renders VMCluster %v, want none", got)
 	}
@@ -184,7 +193,7 @@ func checkKofWithoutRegional(t *testing.T, res *render.Result) {
 	if hc := res.Get("HelmChart", fluxNamespace, "kof-regional"); hc != nil {
 		t.Error("kof-regional disabled but its HelmChart is rendered")
 	}
-	if hr := res.Get("HelmRelease", fluxNamespace, "kof-regional"); hr != nil {
+	if hr := res.Get("HelmRelease", releaseNamespace, "kof-regional"); hr != nil {
 		t.Error("kof-regional disabled but its HelmRelease is rendered")
 	}
 	for name, deps := range dependsOn(t, res) {
@@ -208,7 +217,7 @@ func checkKofM2MStorageOverrides(t *testing.T, res *render.Result) {
 	wantValue(t, res, "kof-child", "example-ssd", "storage", "victoriametrics", "vlcluster_audit", "spec", "vlstorage", "storage", "volumeClaimTemplate", "spec", "storageClassName")
 	wantValue(t, res, "kof-child", "100Gi", "storage", "victoriametrics", "vlcluster_audit", "spec", "vlstorage", "storage", "volumeClaimTemplate", "spec", "resources", "requests", "storage")
 	wantValue(t, res, "kof-mothership", "30d", "victoriametrics", "vmcluster", "spec", "retentionPeriod")
-	mothership := renderChart(t, renderSpec{chart: "kof-mothership", values: releaseValues(t, res, "kof-mothership", fluxNamespace)})
+	mothership := renderChart(t, renderSpec{chart: "kof-mothership", values: releaseValues(t, res, "kof-mothership", releaseNamespace)})
 	vmc := mustGet(t, mothership, "VMCluster", namespace, "cluster")
 	if got := str(t, vmc, "spec", "retentionPeriod"); got != "30d" {
 		t.Errorf("mothership VMCluster retentionPeriod %q, want 30d", got)
@@ -269,7 +278,7 @@ func checkKofCollectorsOnManagement(t *testing.T, res *render.Result) {
 	if diff := cmp.Diff([]string{"kof-operators", "kof-mothership"}, deps["kof-collectors"]); diff != "" {
 		t.Errorf("kof-collectors dependsOn (-want +got):\n%s", diff)
 	}
-	exporters, ok := dig(releaseValues(t, res, "kof-collectors", fluxNamespace), "opentelemetry-kube-stack", "defaultCRConfig", "config", "exporters").(map[string]any)
+	exporters, ok := dig(releaseValues(t, res, "kof-collectors", releaseNamespace), "opentelemetry-kube-stack", "defaultCRConfig", "config", "exporters").(map[string]any)
 	if !ok {
 		t.Fatal("kof-collectors values carry no exporters")
 	}
@@ -302,7 +311,7 @@ func checkKofExistingRepo(t *testing.T, res *render.Result) {
 		})
 	wantValue(t, res, "kof-mothership", "kof-mirror", "kcm", "kofRepository")
 	wantValue(t, res, "kof-mothership", fluxNamespace, "kcm", "namespace")
-	hr := mustGet(t, res, "HelmRelease", fluxNamespace, "kof-mothership")
+	hr := mustGet(t, res, "HelmRelease", releaseNamespace, "kof-mothership")
 	if got := str(t, hr, "spec", "targetNamespace"); got != "kof-system" {
 		t.Errorf("kof-mothership targetNamespace %q, want kof-system", got)
 	}
@@ -339,6 +348,30 @@ func TestUmbrellaWithoutOperators(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, dependsOn(t, res)); diff != "" {
 		t.Errorf("dependsOn (-want +got):\n%s", diff)
+	}
+}
+
+// TestUmbrellaRefusesKCMSystemNamespace is the regression test of KCM v1.10.0 deleting the umbrella's
+// HelmReleases: they live in the umbrella's own namespace, so an umbrella installed in global.helmRepo.namespace
+// (KCM's system namespace) is refused with both names and the fix.
+func TestUmbrellaRefusesKCMSystemNamespace(t *testing.T) {
+	s := renderSpec{chart: "kof"}
+	opts := s.options()
+	opts.Namespace = fluxNamespace
+	_, err := render.Render(context.Background(), opts)
+	if err == nil {
+		t.Fatal("the umbrella renders in kcm-system; want a refusal")
+	}
+	for _, want := range []string{`release namespace "kcm-system" is global.helmRepo.namespace`, "helm install -n kof"} {
+		if !contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	res := renderChart(t, s)
+	for _, hr := range res.OfKind("HelmRelease") {
+		if hr.GetNamespace() != releaseNamespace {
+			t.Errorf("HelmRelease %s in %q, want the umbrella's namespace %q", hr.GetName(), hr.GetNamespace(), releaseNamespace)
+		}
 	}
 }
 

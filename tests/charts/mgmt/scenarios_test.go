@@ -34,7 +34,7 @@ func TestScenariosUmbrella(t *testing.T) {
 		// 10: the management cluster's own collectors export to CloudWatch; the default exporters arrive as null.
 		"10-third-party-cloudwatch": func(t *testing.T, res *render.Result) {
 			checkKofCollectorsOnManagement(t, res)
-			exporters := dig(releaseValues(t, res, "kof-collectors", fluxNamespace), "opentelemetry-kube-stack", "defaultCRConfig", "config", "exporters").(map[string]any)
+			exporters := dig(releaseValues(t, res, "kof-collectors", releaseNamespace), "opentelemetry-kube-stack", "defaultCRConfig", "config", "exporters").(map[string]any)
 			for _, name := range []string{"otlphttp/logs", "otlphttp/traces"} {
 				if v, ok := exporters[name]; !ok || v != nil {
 					t.Errorf("exporter %s must reach kof-collectors as null, got %v (present %v)", name, v, ok)
