@@ -23,7 +23,8 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
-// PartSize is the multipart part size of streamed uploads: the most one upload holds in memory. It is S3's smallest
+// PartSize is the multipart part size of streamed uploads: the most one upload holds in memory (or in its scratch
+// file, SpillTo). It is S3's smallest
 // part size (5 MiB, https://docs.aws.amazon.com/AmazonS3/latest/userguide/qfacts.html), which bounds an object at
 // 10,000 parts = 50 GiB and keeps the buffer that the upload fills, and so the exporters' resident memory, small
 // and the same for a small hour and a large one.
@@ -61,6 +62,8 @@ type Bucket struct {
 	client *minio.Client
 	live   uploads   // multipart uploads of NewUpload not yet completed or aborted
 	chunks chunkPool // the buffers of uploads' parts, recycled
+	// spillDir is the scratch folder holding uploads' parts (SpillTo), "" = in memory.
+	spillDir string
 }
 
 // Object describes a stored object.

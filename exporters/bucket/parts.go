@@ -47,8 +47,8 @@ type partBuffer struct {
 	n      int
 }
 
-// write appends as much of p as fits within limit bytes in total and returns how much it took.
-func (b *partBuffer) write(p []byte, limit int) int {
+// write appends as much of p as fits within limit bytes in total and returns how much it took (never an error).
+func (b *partBuffer) write(p []byte, limit int) (int, error) {
 	taken := 0
 	for len(p) > 0 && b.n < limit {
 		last := len(b.chunks) - 1
@@ -61,7 +61,7 @@ func (b *partBuffer) write(p []byte, limit int) int {
 		b.chunks[last] = append(c, p[:k]...)
 		p, taken, b.n = p[k:], taken+k, b.n+k
 	}
-	return taken
+	return taken, nil
 }
 
 // len returns the bytes buffered.
@@ -69,13 +69,19 @@ func (b *partBuffer) len() int { return b.n }
 
 // reader returns a reader of the buffered bytes, valid until reset (an io.ReadSeeker and io.ReaderAt, so that the
 // S3 client can rewind it to retry a request without copying it).
-func (b *partBuffer) reader() *chunkReader { return &chunkReader{chunks: b.chunks, size: int64(b.n)} }
+func (b *partBuffer) reader() partReader { return &chunkReader{chunks: b.chunks, size: int64(b.n)} }
 
 // reset empties the buffer and returns its chunks to the pool.
 func (b *partBuffer) reset() {
 	b.pool.put(b.chunks)
 	clear(b.chunks)
 	b.chunks, b.n = b.chunks[:0], 0
+}
+
+// release is reset (the chunks stay in the pool for the next upload).
+func (b *partBuffer) release() error {
+	b.reset()
+	return nil
 }
 
 // chunkReader reads the concatenation of chunks (each of chunkSize bytes but the last) of size bytes in total.

@@ -23,7 +23,7 @@ func TestPartBuffer(t *testing.T) {
 	taken := 0
 	for p := src; len(p) > 0; {
 		k := min(len(p), 1+rng.IntN(100_000))
-		c := b.write(p[:k], limit)
+		c, _ := b.write(p[:k], limit)
 		taken += c
 		if c < k {
 			break
@@ -66,7 +66,7 @@ func TestPartBuffer(t *testing.T) {
 	if b.len() != 0 || len(b.chunks) != 0 || len(pool.free) != 4 {
 		t.Fatalf("after reset: %d bytes, %d chunks, %d in the pool; want 0, 0, 4", b.len(), len(b.chunks), len(pool.free))
 	}
-	b.write([]byte("next part"), limit)
+	_, _ = b.write([]byte("next part"), limit)
 	if len(pool.free) != 3 {
 		t.Fatalf("the next part left %d chunks in the pool, want 3 (one taken, none allocated)", len(pool.free))
 	}

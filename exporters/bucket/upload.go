@@ -19,9 +19,10 @@ import (
 const abortWait = 15 * time.Second
 
 // Upload is one object written in pieces of unknown total size: an io.Writer whose bytes become the object only at
-// Commit. It holds at most one part in memory, and a small file only its size. Up to PartSize bytes it is a single
-// PutObject at Commit, so a small or empty file never starts a multipart upload; past that it is a multipart upload
-// whose parts are sent as they fill, completed by Commit with the write condition and aborted by Abort.
+// Commit. It holds at most one part, and a small file only its size: in memory, or in a file of the scratch folder
+// when the Bucket has one (SpillTo). Up to PartSize bytes it is a single PutObject at Commit, so a small or empty file
+// never starts a multipart upload; past that it is a multipart upload whose parts are sent as they fill,
+// completed by Commit with the write condition and aborted by Abort.
 // Every multipart upload a Bucket starts stays registered until it is completed or aborted, so AbortAll can abort
 // whatever a cancelled run left open (the one action it needs is s3:AbortMultipartUpload).
 //
@@ -34,8 +35,8 @@ type Upload struct {
 	key         string
 	contentType string
 
-	buf    partBuffer
-	id     string // multipart upload id, "" until the first part is sent
+	buf    partStore // the part being filled: in memory, or in a file of the Bucket's scratch folder (SpillTo)
+	id     string    // multipart upload id, "" until the first part is sent
 	parts  []minio.CompletePart
 	size   int64
 	err    error // first error; every later call returns it
@@ -73,9 +74,14 @@ func (s *uploads) list() []*Upload {
 	return out
 }
 
-// NewUpload returns an Upload of key with contentType; ctx bounds every request it sends before Commit.
+// NewUpload returns an Upload of key with contentType; ctx bounds every request it sends before Commit. Its part is
+// held in a file of the scratch folder when SpillTo named one, else in memory.
 func (b *Bucket) NewUpload(ctx context.Context, key, contentType string) *Upload {
-	return &Upload{b: b, ctx: ctx, key: key, contentType: contentType, buf: partBuffer{pool: &b.chunks}}
+	var buf partStore = &partBuffer{pool: &b.chunks}
+	if b.spillDir != "" {
+		buf = &spillBuffer{dir: b.spillDir}
+	}
+	return &Upload{b: b, ctx: ctx, key: key, contentType: contentType, buf: buf}
 }
 
 // Key returns the object key the upload writes.
@@ -84,8 +90,8 @@ func (u *Upload) Key() string { return u.key }
 // Size returns the bytes written so far.
 func (u *Upload) Size() int64 { return u.size }
 
-// Write buffers p and sends a part each time PartSize bytes are buffered. Errors are S3 errors naming the key (the
-// upload is then failed; Abort it).
+// Write buffers p and sends a part each time PartSize bytes are buffered. Errors are S3 errors naming the key, or
+// errors of the scratch file naming it (the upload is then failed; Abort it).
 func (u *Upload) Write(p []byte) (int, error) {
 	if u.err != nil {
 		return 0, u.err
@@ -95,9 +101,13 @@ func (u *Upload) Write(p []byte) (int, error) {
 	}
 	n := 0
 	for len(p) > 0 {
-		c := u.buf.write(p, PartSize)
+		c, err := u.buf.write(p, PartSize)
 		p, n = p[c:], n+c
 		u.size += int64(c)
+		if err != nil {
+			u.err = fmt.Errorf("write %s: %w", u.key, err)
+			return n, u.err
+		}
 		if u.buf.len() == PartSize {
 			if err := u.sendPart(); err != nil {
 				return n, err
@@ -167,7 +177,7 @@ func (u *Upload) Commit(ctx context.Context, cond Condition) (Object, error) {
 			return Object{}, u.err
 		}
 		u.closed = true
-		u.buf.reset()
+		u.release()
 		return Object{Key: u.key, ETag: trimETag(info.ETag), Size: u.size, LastModified: info.LastModified}, nil
 	}
 	if u.buf.len() > 0 {
@@ -188,7 +198,7 @@ func (u *Upload) Commit(ctx context.Context, cond Condition) (Object, error) {
 	}
 	u.closed = true
 	u.b.live.remove(u)
-	u.buf.reset()
+	u.release()
 	return Object{Key: u.key, ETag: trimETag(info.ETag), Size: u.size, LastModified: info.LastModified}, nil
 }
 
@@ -201,7 +211,7 @@ func (u *Upload) Abort() error {
 	}
 	_ = u.wait()
 	u.closed = true
-	u.buf.reset()
+	u.release()
 	if u.id == "" {
 		return nil
 	}
@@ -214,6 +224,11 @@ func (u *Upload) Abort() error {
 	}
 	return nil
 }
+
+// release frees the upload's part store once it is committed or aborted. An error closing or removing a scratch
+// file is dropped: the upload's outcome is decided by then, an unnamed file's room returns when it is closed or the
+// process exits, and SpillTo of the next run removes a file that kept its name.
+func (u *Upload) release() { _ = u.buf.release() }
 
 // AbortAll aborts every multipart upload of b that was started and neither completed nor aborted (the exporters
 // call it on their way out, signals included). It returns the errors of the abort requests.

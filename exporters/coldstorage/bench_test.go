@@ -37,7 +37,8 @@ const (
 // stream into io.Discard in the same run. It prints and reports, for each size, the raw read's and the exporter's
 // wall time (best of b.N runs), their ratio (the exporter must reach 0.6 of raw), the exporter's CPU ns per sample,
 // the bytes per sample of the files it wrote (at most 10, the previous KOF exporter's) and its peak RSS (the 5M peak
-// must stay within 1.2x of the 1M peak).
+// must stay within 1.2x of the 1M peak). The exporter runs as the chart runs it, with upload parts spilled to a
+// scratch folder (SCRATCH_DIR), which each run must leave empty.
 func BenchmarkExportMetrics(b *testing.B) {
 	vm, minio := testproc.VictoriaMetrics(b), testproc.MinIO(b)
 	ctx := context.Background()
@@ -56,6 +57,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 	if out, err := build.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
+	scratch := b.TempDir()
 	now := time.Now()
 	sizes := []struct {
 		name      string
@@ -92,7 +94,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 					"SOURCES=metrics", "METRICS_URL=" + vm.URL, "S3_BUCKET=bench", "S3_ENDPOINT=" + minio.URL,
 					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + user.AccessKey, "S3_SECRET_KEY=" + user.SecretKey,
 					fmt.Sprintf("S3_PREFIX=bench-%s-%d", sz.name, benchRuns.Add(1)), "CATCH_UP_HOURS=1",
-					fmt.Sprintf("WINDOW_DELAY=%dh", sz.hoursBack-1),
+					fmt.Sprintf("WINDOW_DELAY=%dh", sz.hoursBack-1), "SCRATCH_DIR=" + scratch,
 				}
 				var logs strings.Builder
 				cmd.Stderr = &logs
@@ -102,6 +104,9 @@ func BenchmarkExportMetrics(b *testing.B) {
 					b.Fatalf("exporter: %v\n%s", err, logs.String())
 				}
 				expTime = best(expTime, time.Since(start))
+				if left, err := os.ReadDir(scratch); err != nil || len(left) != 0 {
+					b.Fatalf("scratch folder after the run: %v, %v; want it empty", left, err)
+				}
 				size, ok := exportedBytes(logs.String(), sz.samples)
 				if !ok {
 					b.Fatalf("exporter did not export %d rows of window %s:\n%s", sz.samples, h, logs.String())

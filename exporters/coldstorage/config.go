@@ -49,6 +49,9 @@ type Config struct {
 	Plan window.Plan
 	// RowGroupRows bounds the Parquet row groups.
 	RowGroupRows int64
+	// ScratchDir is a writable folder where each upload holds its part (up to bucket.PartSize) in a file instead of
+	// memory; "" holds parts in memory.
+	ScratchDir string
 }
 
 // Env names of the exporter (set by charts/cold-storage-exporter).
@@ -68,6 +71,7 @@ const (
 	EnvWindowDelay        = window.EnvDelay
 	EnvCatchUpHours       = window.EnvCatchUpHours
 	EnvRowGroupRows       = "ROW_GROUP_ROWS"
+	EnvScratchDir         = "SCRATCH_DIR"
 	EnvMetricsTenantLabel = "METRICS_TENANT_LABEL"
 	EnvMetricsCluster     = "METRICS_CLUSTER_LABEL"
 	EnvLogsTenantField    = "LOGS_TENANT_FIELD"
@@ -100,7 +104,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c := Config{
 		MetricsURL: getenv(EnvMetricsURL), LogsURL: getenv(EnvLogsURL), TracesURL: getenv(EnvTracesURL),
 		Selection: DefaultSelection(), Prefix: DefaultPrefix,
-		RowGroupRows: columnar.DefaultRowGroupRows,
+		RowGroupRows: columnar.DefaultRowGroupRows, ScratchDir: getenv(EnvScratchDir),
 	}
 	s3, err := bucket.FromEnv(getenv)
 	plan, perr := window.PlanFromEnv(getenv, window.Plan{Delay: DefaultWindowDelay, CatchUp: DefaultCatchUpHours})

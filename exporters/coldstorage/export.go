@@ -41,6 +41,7 @@ const (
 	msgBucketDown  = "S3 unreachable"
 	msgFinished    = "export finished"
 	msgFailedList  = "failed windows"
+	msgLeftovers   = "removed part files a previous run left"
 	contentParquet = "application/vnd.apache.parquet"
 	contentJSON    = "application/json"
 )
@@ -129,7 +130,9 @@ type Options struct {
 	Version string
 }
 
-// New returns an exporter of cfg. Errors are configuration errors (invalid cfg or bucket settings).
+// New returns an exporter of cfg. When cfg.ScratchDir is set, uploads hold their parts in files there, and the part
+// files a crashed run left there are removed (and logged). Errors are configuration errors (invalid cfg or bucket
+// settings, a scratch folder that is missing or not writable, named by its variable).
 func New(cfg Config, opts Options) (*Exporter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -138,6 +141,10 @@ func New(cfg Config, opts Options) (*Exporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	removed, err := b.SpillTo(cfg.ScratchDir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", EnvScratchDir, err)
+	}
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -145,6 +152,9 @@ func New(cfg Config, opts Options) (*Exporter, error) {
 	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if removed > 0 {
+		log.Info(msgLeftovers, "folder", cfg.ScratchDir, "files", removed)
 	}
 	e := &Exporter{cfg: cfg, bucket: b, log: log, now: now, owner: opts.Owner, version: opts.Version, readers: map[Source]reader{}}
 	hc := victoria.NewHTTPClient()

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -61,6 +63,9 @@ type stack struct {
 	access, secret string
 	// dir is a temporary folder of the stack; bin the exporter binary built there (binary).
 	dir, bin string
+	// scratch is the scratch folder (SCRATCH_DIR) of every exporter of the stack, shared as two runs at once may
+	// share one; checkScratch asserts that the runs leave it empty.
+	scratch string
 }
 
 func startStack(t testing.TB) *stack {
@@ -69,26 +74,41 @@ func startStack(t testing.TB) *stack {
 		vm: testproc.VictoriaMetrics(t), vl: testproc.VictoriaLogs(t), vt: testproc.VictoriaLogs(t),
 		minio: testproc.MinIO(t), want: map[folderKey]int{}, sums: map[folderKey]float64{}, dir: t.TempDir(),
 	}
+	s.scratch = filepath.Join(s.dir, "scratch")
+	if err := os.Mkdir(s.scratch, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	// The exporter runs as a user holding exactly the user guide's policy; the tests read and check as root.
 	user := testproc.ExporterUser(t, s.minio, testproc.ColdStorageGuide, testBucket)
 	s.access, s.secret = user.AccessKey, user.SecretKey
 	return s
 }
 
-// config returns the exporter configuration of the stack, exporting the fixture's three hours into bucket/prefix.
+// config returns the exporter configuration of the stack, exporting the fixture's three hours into bucket/prefix
+// with upload parts spilled to the stack's scratch folder (as the chart runs it).
 func (s *stack) config(bucketName, prefix string) coldstorage.Config {
 	cfg, err := coldstorage.FromEnv(func(k string) string {
 		return map[string]string{
 			coldstorage.EnvMetricsURL: s.vm.URL, coldstorage.EnvLogsURL: s.vl.URL, coldstorage.EnvTracesURL: s.vt.URL,
 			coldstorage.EnvS3Bucket: bucketName, coldstorage.EnvS3Endpoint: s.minio.URL, coldstorage.EnvS3UsePathStyle: "true",
 			coldstorage.EnvS3AccessKey: s.access, coldstorage.EnvS3SecretKey: s.secret,
-			coldstorage.EnvS3Prefix: prefix,
+			coldstorage.EnvS3Prefix: prefix, coldstorage.EnvScratchDir: s.scratch,
 		}[k]
 	})
 	if err != nil {
 		panic(err)
 	}
 	return cfg
+}
+
+// checkScratch fails t when the scratch folder holds anything: every upload's part file must be gone when the
+// upload is committed or aborted, and a killed run's with the process.
+func (s *stack) checkScratch(t testing.TB) {
+	t.Helper()
+	left, err := os.ReadDir(s.scratch)
+	if err != nil || len(left) != 0 {
+		t.Errorf("scratch folder holds %v (%v); want nothing", left, err)
+	}
 }
 
 // bucket returns the bucket name with MinIO's root keys (the tests' own reads and checks).

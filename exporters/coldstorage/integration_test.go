@@ -43,7 +43,11 @@ func TestExportOnRealServers(t *testing.T) {
 	if err := b.Create(ctx, false); err != nil {
 		t.Fatal(err)
 	}
-	exp, err := coldstorage.New(s.config(testBucket, "telemetry"), coldstorage.Options{Owner: "test", Version: "test"})
+	// The first run holds upload parts in memory (no scratch folder); every other run of the test spills them to
+	// the stack's scratch folder, as the chart runs the exporter.
+	cfg := s.config(testBucket, "telemetry")
+	cfg.ScratchDir = ""
+	exp, err := coldstorage.New(cfg, coldstorage.Options{Owner: "test", Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +116,7 @@ func TestExportOnRealServers(t *testing.T) {
 			t.Errorf("the two runs published %d folders together, want each of the %d once", published, len(s.want))
 		}
 		s.checkFiles(t, b, prefix)
+		s.checkScratch(t) // the two runs shared one scratch folder
 	})
 
 	t.Run("source breaks mid-stream", func(t *testing.T) { s.checkSourceBreaks(t, b) })
@@ -349,11 +354,13 @@ func (s *stack) checkInterrupted(t *testing.T, b *bucket.Bucket) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.checkScratch(t) // the uploads S3's failure cut are released too
 	res = again.RunWindows(ctx, hours)
 	if len(res.Failed) > 0 || res.Exported+res.Skipped != len(s.want) || res.Exported == 0 {
 		t.Fatalf("rerun after restart: exported %d, skipped %d, failed %v; want %d folders complete", res.Exported, res.Skipped, res.Failed, len(s.want))
 	}
 	s.checkFiles(t, b, prefix)
+	s.checkScratch(t)
 }
 
 // checkSourceDown runs the binary against a stopped VictoriaMetrics: exit status 1, one log line naming the URL,
@@ -368,7 +375,7 @@ func (s *stack) checkSourceDown(t *testing.T, b *bucket.Bucket) {
 	cmd.Env = append(os.Environ(),
 		"SOURCES=metrics", "METRICS_URL="+vmURL, "S3_BUCKET="+testBucket, "S3_ENDPOINT="+s.minio.URL,
 		"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY="+s.access, "S3_SECRET_KEY="+s.secret,
-		"S3_PREFIX=down", "CATCH_UP_HOURS=3")
+		"S3_PREFIX=down", "CATCH_UP_HOURS=3", "SCRATCH_DIR="+s.scratch)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -500,4 +507,5 @@ func (s *stack) checkSourceBreaks(t *testing.T, b *bucket.Bucket) {
 		t.Fatalf("immediate rerun: exported %d, skipped %d, failed %v; want the 2 cut folders exported", res.Exported, res.Skipped, res.Failed)
 	}
 	s.checkFiles(t, b, prefix)
+	s.checkScratch(t)
 }

@@ -63,7 +63,7 @@ func (s *stack) checkStoppedMidUpload(t *testing.T, b *bucket.Bucket) {
 				return []string{
 					"SOURCES=metrics", "METRICS_URL=" + vm.URL, "S3_BUCKET=" + testBucket, "S3_ENDPOINT=" + mo.URL,
 					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + s.access, "S3_SECRET_KEY=" + s.secret,
-					"S3_PREFIX=" + prefix, "CATCH_UP_HOURS=1",
+					"S3_PREFIX=" + prefix, "CATCH_UP_HOURS=1", "SCRATCH_DIR=" + s.scratch,
 					"WINDOW_DELAY=" + (time.Since(h.End) - 30*time.Minute).Round(time.Second).String(),
 				}
 			}
@@ -100,6 +100,7 @@ func (s *stack) checkStoppedMidUpload(t *testing.T, b *bucket.Bucket) {
 			if got := objects(t, b, prefix+"/"); len(got) != 0 {
 				t.Errorf("after %s the bucket holds %v; want no object", sig, got)
 			}
+			s.checkScratch(t) // the part files have no name in the folder: even SIGKILL leaves none
 
 			again := exec.Command(bin)
 			again.Env = env()
@@ -109,6 +110,7 @@ func (s *stack) checkStoppedMidUpload(t *testing.T, b *bucket.Bucket) {
 			if err := again.Run(); err != nil {
 				t.Fatalf("immediate rerun: %v\n%s", err, logs.String())
 			}
+			s.checkScratch(t)
 			got := objects(t, b, prefix+"/")
 			if len(got) != 3 {
 				t.Errorf("after the rerun the bucket holds %v; want %s, %s and %s only", got, coldstorage.SamplesName, coldstorage.SeriesName, coldstorage.SuccessName)

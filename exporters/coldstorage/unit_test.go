@@ -1,6 +1,9 @@
 package coldstorage
 
 import (
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,5 +115,36 @@ func TestLogAndSpanRows(t *testing.T) {
 	if err != nil || span.DurationNanos != 3000 || span.ServiceName != "svc" || span.SpanAttributes["k"] != "v" ||
 		span.ExtraFields["event:0:name"] != "e" || span.SpanName != "op" {
 		t.Errorf("SpanOf = %+v, %v", span, err)
+	}
+}
+
+// TestNewScratchDir checks that New removes the part files a crashed run left in SCRATCH_DIR and logs how many,
+// and that a missing scratch folder is a configuration error naming the variable, the folder and the fix.
+func TestNewScratchDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "kof-part-1234"), []byte("part of a killed run"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{EnvSources: "metrics", EnvMetricsURL: "http://vmselect:8481/select/0/prometheus",
+		EnvS3Bucket: "kof-cold", EnvScratchDir: dir}
+	cfg, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil || cfg.ScratchDir != dir {
+		t.Fatalf("FromEnv: scratch folder %q, %v; want %q", cfg.ScratchDir, err, dir)
+	}
+	var logs strings.Builder
+	if _, err := New(cfg, Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("scratch folder holds %v after New; want the leftover removed", left)
+	}
+	if !strings.Contains(logs.String(), `"msg":"`+msgLeftovers+`","folder":"`+dir+`","files":1`) {
+		t.Errorf("log lacks the removed leftover:\n%s", logs.String())
+	}
+	cfg.ScratchDir = filepath.Join(dir, "missing")
+	_, err = New(cfg, Options{})
+	if err == nil || !strings.Contains(err.Error(), "SCRATCH_DIR: scratch folder "+cfg.ScratchDir) ||
+		!strings.Contains(err.Error(), "mount a writable volume there") {
+		t.Errorf("missing scratch folder: error %v; want one naming SCRATCH_DIR, the folder and the fix", err)
 	}
 }

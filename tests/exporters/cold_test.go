@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -71,9 +72,15 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	if err := cp.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "cold-storage-exporter"}, &cj); err != nil {
 		t.Fatal(err)
 	}
-	c := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+	pod := cj.Spec.JobTemplate.Spec.Template.Spec
+	c := pod.Containers[0]
 	cmd := exec.Command(buildBinary(t, "cold-storage-exporter"), c.Args...)
 	cmd.Env = jobEnv(t, c)
+	// The chart spills upload parts to its scratch emptyDir (SCRATCH_DIR), which the run must leave empty.
+	scratch := emptyDirs(t, pod, c, cmd.Env)
+	if len(scratch) != 1 || !slices.Contains(cmd.Env, "SCRATCH_DIR="+scratch["/scratch"]) {
+		t.Fatalf("the job template mounts %v and sets %v; want SCRATCH_DIR naming its one emptyDir", c.VolumeMounts, cmd.Env)
+	}
 	var logs bytes.Buffer
 	cmd.Stderr = &logs
 	if err := cmd.Run(); err != nil {
@@ -86,6 +93,9 @@ func TestColdStorageChartRunsTheExporter(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), user.SecretKey) {
 		t.Error("the S3 secret key is in the exporter's logs")
+	}
+	if left, err := os.ReadDir(scratch["/scratch"]); err != nil || len(left) != 0 {
+		t.Errorf("scratch folder after the run: %v, %v; want it empty", left, err)
 	}
 	list, err := b.List(ctx, "telemetry/")
 	if err != nil {

@@ -125,3 +125,30 @@ func jobEnv(t *testing.T, c corev1.Container) []string {
 	}
 	return out
 }
+
+// emptyDirs gives every emptyDir volume the container of pod mounts a temporary folder, as the kubelet gives it a
+// fresh folder, and rewrites the env values naming a mount path (env from jobEnv) to that folder. It returns the
+// folders by mount path; a mount of a volume the pod does not declare, or of another kind, fails the test.
+func emptyDirs(t *testing.T, pod corev1.PodSpec, c corev1.Container, env []string) map[string]string {
+	t.Helper()
+	dirs := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		var vol *corev1.Volume
+		for i := range pod.Volumes {
+			if pod.Volumes[i].Name == m.Name {
+				vol = &pod.Volumes[i]
+			}
+		}
+		if vol == nil || vol.EmptyDir == nil {
+			t.Fatalf("mount %s at %s: not an emptyDir volume of the pod (%+v)", m.Name, m.MountPath, vol)
+		}
+		dirs[m.MountPath] = t.TempDir()
+	}
+	for i, kv := range env {
+		name, v, _ := strings.Cut(kv, "=")
+		if d, ok := dirs[v]; ok {
+			env[i] = name + "=" + d
+		}
+	}
+	return dirs
+}

@@ -3,6 +3,9 @@ package exporters
 import (
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
 	"kof.dev/kof/chartlib/render"
 )
 
@@ -39,6 +42,36 @@ func checkColdMinIO(t *testing.T, res *render.Result) {
 	if s := objectsOfKind(res, "Secret"); len(s) != 0 {
 		t.Errorf("existingSecret set: the chart renders Secrets %v", s)
 	}
+	checkScratch(t, cronJob(t, res, "cold-storage-exporter"), c)
+}
+
+// checkScratch checks the default scratch volume: SCRATCH_DIR is the mount path of a disk-backed emptyDir (not
+// tmpfs, whose pages would count as the pod's memory) of the default size limit, writable under the read-only root
+// filesystem.
+func checkScratch(t *testing.T, cj *batchv1.CronJob, c corev1.Container) {
+	t.Helper()
+	dir := envOf(c)["SCRATCH_DIR"].Value
+	if dir == "" {
+		t.Fatal("SCRATCH_DIR unset: scratch.enabled is true by default")
+	}
+	var mounted string
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == dir && !m.ReadOnly {
+			mounted = m.Name
+		}
+	}
+	var vol *corev1.Volume
+	for i, v := range cj.Spec.JobTemplate.Spec.Template.Spec.Volumes {
+		if v.Name == mounted {
+			vol = &cj.Spec.JobTemplate.Spec.Template.Spec.Volumes[i]
+		}
+	}
+	if vol == nil || vol.EmptyDir == nil {
+		t.Fatalf("SCRATCH_DIR %s is not a writable mount of an emptyDir volume (mounts %v)", dir, c.VolumeMounts)
+	}
+	if vol.EmptyDir.Medium != corev1.StorageMediumDefault || vol.EmptyDir.SizeLimit == nil || vol.EmptyDir.SizeLimit.String() != "64Mi" {
+		t.Errorf("scratch emptyDir %+v; want disk-backed with sizeLimit 64Mi", vol.EmptyDir)
+	}
 }
 
 func checkColdIRSA(t *testing.T, res *render.Result) {
@@ -56,6 +89,10 @@ func checkColdIRSA(t *testing.T, res *render.Result) {
 	}
 	if sa.GetAnnotations()["eks.amazonaws.com/role-arn"] == "" {
 		t.Error("ServiceAccount lacks the IRSA role annotation")
+	}
+	pod := cronJob(t, res, "cold-storage-exporter").Spec.JobTemplate.Spec.Template.Spec
+	if _, ok := env["SCRATCH_DIR"]; ok || len(pod.Volumes) != 0 || len(c.VolumeMounts) != 0 {
+		t.Errorf("scratch.enabled false: SCRATCH_DIR %v, volumes %v, mounts %v; want none (parts in memory)", env["SCRATCH_DIR"], pod.Volumes, c.VolumeMounts)
 	}
 }
 
