@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,7 +99,9 @@ func readInputs(objs []*unstructured.Unstructured, sveltosClusters bool) (*input
 // it (its file is not what `kubectl get -A -o yaml` exports; the API server stores none without a namespace).
 func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.ClusterTemplate, sveltosClusters bool) *deployment {
 	d := &deployment{name: o.GetName(), namespace: o.GetNamespace(), obj: o, role: RoleNone}
-	switch o.GetLabels()[kofv1.ClusterRoleLabel] {
+	// Read the one label: o.GetLabels() is nil when any label is not a string (stringValues reports that).
+	role, _, _ := unstructured.NestedString(o.Object, "metadata", "labels", kofv1.ClusterRoleLabel)
+	switch role {
 	case kofv1.RoleRegional:
 		d.role = RoleRegional
 	case kofv1.RoleChild:
@@ -108,6 +112,10 @@ func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.Cl
 		// other message would name the cluster "/<name>" and the objects it misses "/<object>".
 		d.errs = append(d.errs, fmt.Errorf("metadata.namespace: ClusterDeployment %q has none; ClusterDeployments are "+
 			"namespaced, set metadata.namespace (e.g. kcm-system)", d.name))
+		return d
+	}
+	if err := stringValues(o, "labels", "annotations"); err != nil {
+		d.errs = append(d.errs, fmt.Errorf("ClusterDeployment %s/%s: %w", d.namespace, d.name, err))
 		return d
 	}
 	d.typed = &kcmv1.ClusterDeployment{}
@@ -128,6 +136,49 @@ func readDeployment(o *unstructured.Unstructured, templates map[string]*kcmv1.Cl
 	}
 	d.cluster = c
 	return d
+}
+
+// stringValues returns an error naming the first key of each metadata field (labels, annotations) of o whose value
+// is not a string, with the fix: the API server takes strings only, and YAML reads an unquoted 123, true or 1.5 as
+// another type (apimachinery would only say "cannot convert int64 to string", and o.GetLabels() drops them all).
+func stringValues(o *unstructured.Unstructured, fields ...string) error {
+	for _, field := range fields {
+		raw, found, _ := unstructured.NestedFieldNoCopy(o.Object, "metadata", field)
+		if !found || raw == nil {
+			continue
+		}
+		m, ok := raw.(map[string]any)
+		if !ok {
+			return fmt.Errorf("metadata.%s is a %s, not a mapping of strings; write it as `%s: {key: \"value\"}`",
+				field, yamlType(raw), field)
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if _, ok := m[k].(string); !ok {
+				return fmt.Errorf("metadata.%s[%s]: %v is a %s, not a string; quote it (%s: \"%v\"): %s values "+
+					"are strings", field, k, m[k], yamlType(m[k]), k, m[k], strings.TrimSuffix(field, "s"))
+			}
+		}
+	}
+	return nil
+}
+
+// yamlType names the YAML type of a decoded value as a user wrote it: number, boolean, null, list, mapping, string.
+func yamlType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case int, int32, int64, float32, float64:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "mapping"
+	case string:
+		return "string"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // adopted reports whether a ClusterDeployment of the named template is an adopted cluster.

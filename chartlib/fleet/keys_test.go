@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,6 +85,25 @@ func TestClusterDeploymentWithoutNamespace(t *testing.T) {
 	w := InputWarnings([]*unstructured.Unstructured{cd})
 	if len(w) != 1 || !strings.HasPrefix(w[0], "ClusterDeployment c1 (no namespace): label ") {
 		t.Errorf("warnings = %q, want one about ClusterDeployment c1 (no namespace)", w)
+	}
+}
+
+// A label or annotation value YAML reads as a number or boolean (an unquoted tenant id 123) fails that cluster
+// naming the key and the quoting fix (regression: "cannot convert int64 to string", and the cluster lost its role).
+func TestNonStringLabelNamesTheKey(t *testing.T) {
+	cd := child("c1", "us-east-2", nil)
+	labels, _, _ := unstructured.NestedMap(cd.Object, "metadata", "labels")
+	labels["k0rdent.mirantis.com/kof-tenant-id"] = int64(123)
+	if err := unstructured.SetNestedMap(cd.Object, labels, "metadata", "labels"); err != nil {
+		t.Fatal(err)
+	}
+	f := renderFleet(t, Options{Clusters: []*unstructured.Unstructured{cd, clusterTemplate("aws-standalone"),
+		regional("r1", "us-east-2")}})
+	c := f.Cluster("c1")
+	want := []string{"ClusterDeployment kcm-system/c1: metadata.labels[k0rdent.mirantis.com/kof-tenant-id]: 123 is " +
+		"a number, not a string; quote it (k0rdent.mirantis.com/kof-tenant-id: \"123\"): label values are strings"}
+	if c == nil || c.Role != RoleChild || !slices.Equal(c.Problems(), want) {
+		t.Errorf("cluster c1: %+v; want role child and problems %q", c, want)
 	}
 }
 

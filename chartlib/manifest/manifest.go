@@ -126,6 +126,17 @@ func ParseDocuments(source string, data []byte) ([]Object, error) {
 		if err := u.UnmarshalJSON(js); err != nil {
 			return nil, fmt.Errorf("parse %s (document %d): %w", source, i+1, err)
 		}
+		if name, found, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "name"); found && name != nil {
+			if _, ok := name.(bool); ok {
+				return nil, fmt.Errorf("parse %s (document %d): %s %s: metadata.name is the boolean %v, not a "+
+					"string: YAML reads an unquoted y, yes, on, true, n, no, off or false as a boolean; quote the name "+
+					"as you wrote it (name: \"y\")", source, i+1, u.GetAPIVersion(), u.GetKind(), name)
+			}
+			if _, ok := name.(string); !ok {
+				return nil, fmt.Errorf("parse %s (document %d): %s %s: metadata.name %v is not a string; quote it "+
+					"(name: \"%v\")", source, i+1, u.GetAPIVersion(), u.GetKind(), name, name)
+			}
+		}
 		if u.GetName() == "" && u.GetGenerateName() == "" && !strings.HasSuffix(u.GetKind(), "List") {
 			return nil, fmt.Errorf("parse %s (document %d): %s %s has no metadata.name; give every object a name",
 				source, i+1, u.GetAPIVersion(), u.GetKind())

@@ -115,6 +115,12 @@ func TestParseErrors(t *testing.T) {
 		"no name": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n" +
 			"apiVersion: k0rdent.mirantis.com/v1beta1\nkind: ClusterDeployment\nmetadata:\n  namespace: kcm-system\n",
 			"(document 2): k0rdent.mirantis.com/v1beta1 ClusterDeployment has no metadata.name"},
+		// An unquoted y is a boolean to YAML: the name is there, but not a string (regression: "has no metadata.name").
+		"boolean name": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n",
+			"(document 1): v1 ConfigMap: metadata.name is the boolean true, not a string: YAML reads an unquoted y, " +
+				"yes, on, true, n, no, off or false as a boolean; quote the name as you wrote it (name: \"y\")"},
+		"number name": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: 1234\n",
+			"(document 1): v1 ConfigMap: metadata.name 1234 is not a string; quote it (name: \"1234\")"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Parse(map[string]string{"c/templates/x.yaml": tc.doc})
