@@ -2,9 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -50,8 +50,17 @@ func (f *clusterFlags) restConfig() (*rest.Config, error) {
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
 		&clientcmd.ConfigOverrides{CurrentContext: f.context}).ClientConfig()
 	if clientcmd.IsEmptyConfig(err) {
-		return nil, errors.New("no kubeconfig: none at --kubeconfig, $KUBECONFIG or ~/.kube/config; pass " +
-			"--kubeconfig FILE of the management cluster (with --context NAME to pick one of its contexts)")
+		env := "unset"
+		if v := os.Getenv(clientcmd.RecommendedConfigPathEnvVar); v != "" {
+			env = fmt.Sprintf("%q: no such file", v) // client-go skips the files of $KUBECONFIG that do not exist
+		}
+		home := clientcmd.RecommendedHomeFile + ": no such file"
+		if _, serr := os.Stat(clientcmd.RecommendedHomeFile); serr == nil {
+			home = clientcmd.RecommendedHomeFile + ": holds no cluster"
+		}
+		return nil, fmt.Errorf("no kubeconfig: none at --kubeconfig, $KUBECONFIG or ~/.kube/config; pass "+
+			"--kubeconfig FILE of the management cluster (with --context NAME to pick one of its contexts) "+
+			"($KUBECONFIG %s; %s)", env, home)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load kubeconfig (--kubeconfig, --context): %w", err)

@@ -209,6 +209,13 @@ func TestDoctorUsage(t *testing.T) {
 		!strings.HasPrefix(errOut, want) || strings.Contains(errOut, "KUBERNETES_MASTER") {
 		t.Errorf("kof doctor without kubeconfig: exit %d, stderr %q; want exit %d and %q", code, errOut, exitFindings, want)
 	}
+	// A $KUBECONFIG naming a missing file (client-go skips it silently) is named in the error.
+	t.Setenv("KUBECONFIG", "/nonexistent/kind.conf")
+	code, _, errOut = kof(t, "doctor")
+	if want := `($KUBECONFIG "/nonexistent/kind.conf": no such file; `; code != exitFindings || !strings.Contains(errOut, want) {
+		t.Errorf("kof doctor with a missing $KUBECONFIG: exit %d, stderr %q; want exit %d and %q", code, errOut,
+			exitFindings, want)
+	}
 	code, _, errOut = kof(t, "doctor", "a", "b")
 	if code != exitUsage {
 		t.Errorf("kof doctor a b: exit %d (%s), want %d", code, errOut, exitUsage)
