@@ -3,15 +3,30 @@ package values
 import "strings"
 
 // Suggest returns the candidate closest to key by edit distance (case-insensitive Levenshtein), if it is close
-// enough to be a plausible typo: distance at most 2, or at most a third of key's length for longer keys. It returns
-// "" when no candidate qualifies; ties go to the first candidate in order.
+// enough to be a plausible typo: distance at most 2, or at most a third of key's length for longer keys. Failing
+// that, the longest candidate that key starts with, at least 7 characters once a plural `s` is dropped (another
+// chart's name for the same field: replicaCount for replicas, storageClassName for storageClass).
+// It returns "" when no candidate qualifies; ties go to the first candidate in order.
 func Suggest(key string, candidates []string) string {
 	best, bestDist := "", -1
 	limit := max(2, len(key)/3)
+	k := strings.ToLower(key)
 	for _, c := range candidates {
-		d := Distance(strings.ToLower(key), strings.ToLower(c))
+		d := Distance(k, strings.ToLower(c))
 		if d <= limit && (bestDist < 0 || d < bestDist) {
 			best, bestDist = c, d
+		}
+	}
+	if best != "" {
+		return best
+	}
+	for _, c := range candidates {
+		stem := strings.ToLower(c)
+		if len(stem) >= 6 && stem[len(stem)-1] == 's' {
+			stem = stem[:len(stem)-1] // replicas: replicaCount
+		}
+		if len(stem) >= 7 && len(stem) < len(k) && strings.HasPrefix(k, stem) && len(c) > len(best) {
+			best = c
 		}
 	}
 	return best

@@ -121,6 +121,19 @@ func TestSuggest(t *testing.T) {
 			t.Errorf("Suggest(%q) = %q, want %q", key, got, want)
 		}
 	}
+	// Another chart's name for the same field: the known key it starts with (regression: replicaCount gave only the
+	// list of known keys); a short key such as image is no stem of imagePullSecrets.
+	known = []string{"image", "replicas", "storageClass", "resources"}
+	for key, want := range map[string]string{
+		"replicaCount":     "replicas",
+		"storageClassName": "storageClass",
+		"imagePullSecrets": "",
+		"replicas":         "replicas",
+	} {
+		if got := Suggest(key, known); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", key, got, want)
+		}
+	}
 }
 
 // TestScenarioTypo runs the user-guide typo scenario against the repository's charts once they define kof-child.
