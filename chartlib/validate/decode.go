@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigsjson "sigs.k8s.io/json"
+
+	"kof.dev/kof/chartlib/values"
 )
 
 // fieldInError finds the field path in sigs.k8s.io/json strict errors: `unknown field "spec.x"`,
@@ -17,9 +20,17 @@ import (
 var fieldInError = regexp.MustCompile(`field "([^"]*)"`)
 
 // decodeStrict decodes obj into typed (a fresh object of obj's kind) and returns every unknown field, duplicate
-// field and type error, with its field path. For types with their own UnmarshalJSON (which may hide spec problems)
+// field and type error, with its field path (an unknown field with a did-you-mean from the type's JSON fields when
+// one is close). For types with their own UnmarshalJSON (which may hide spec problems)
 // the spec is decoded again strictly into the spec field's type, and Status.ParsingSpecError is reported.
 func decodeStrict(obj *unstructured.Unstructured, typed runtime.Object) []problem {
+	out := decodeProblems(obj, typed)
+	suggestFields(out, reflect.TypeOf(typed))
+	return out
+}
+
+// decodeProblems is decodeStrict without the did-you-mean of unknown fields.
+func decodeProblems(obj *unstructured.Unstructured, typed runtime.Object) []problem {
 	data, err := obj.MarshalJSON()
 	if err != nil {
 		return []problem{{msg: fmt.Sprintf("encode object: %v", err)}}
@@ -96,4 +107,74 @@ func parsingSpecError(typed runtime.Object) string {
 		return ""
 	}
 	return f.String()
+}
+
+// suggestFields adds `; did you mean <field>?` to every unknown-field problem of ps whose field is a plausible typo
+// of a JSON field the Go type t has at that path (values.Suggest; spec.replicationFactr: replicationFactor).
+func suggestFields(ps []problem, t reflect.Type) {
+	for i, p := range ps {
+		if !strings.HasPrefix(p.msg, "unknown field") || p.path == "" {
+			continue
+		}
+		segs := strings.Split(p.path, ".")
+		if s := values.Suggest(segs[len(segs)-1], jsonFields(t, segs[:len(segs)-1])); s != "" {
+			ps[i].msg += "; did you mean " + s + "?"
+		}
+	}
+}
+
+// jsonFields returns the JSON field names of the struct that Go type t holds at the dotted JSON path segs (through
+// pointers, slices and maps, whose index or key segments are skipped, and inlined or embedded structs); nil when the
+// path leaves the type's structs.
+func jsonFields(t reflect.Type, segs []string) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		if t.Kind() != reflect.Pointer && len(segs) > 0 {
+			segs = segs[1:] // an index or a map key
+		}
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var collect func(t reflect.Type)
+	collect = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if (f.Anonymous && name == "") || strings.Contains(opts, "inline") {
+				if ft.Kind() == reflect.Struct {
+					collect(ft)
+				}
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			if f.IsExported() {
+				fields[name] = f.Type
+			}
+		}
+	}
+	collect(t)
+	if len(segs) == 0 {
+		names := make([]string, 0, len(fields))
+		for n := range fields {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return names
+	}
+	next, ok := fields[segs[0]]
+	if !ok {
+		return nil
+	}
+	return jsonFields(next, segs[1:])
 }

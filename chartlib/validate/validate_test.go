@@ -66,8 +66,10 @@ spec:
 		t.Fatalf("findings = %v, want one", fs)
 	}
 	f := fs[0]
-	if f.Path != "spec.vmstorage.replicaCont" || !strings.Contains(f.Message, "unknown field") {
-		t.Errorf("finding = %+v, want spec.vmstorage.replicaCont unknown field", f)
+	// The field's type names the field meant (regression: only `unknown field "spec.vmstorage.replicaCont"`).
+	if f.Path != "spec.vmstorage.replicaCont" || f.Message != `unknown field "vmstorage.replicaCont"; did you mean `+
+		`replicaCount?` {
+		t.Errorf("finding = %+v, want spec.vmstorage.replicaCont unknown field; did you mean replicaCount?", f)
 	}
 	if want := "test.yaml: VMCluster.operator.victoriametrics.com kof/c: spec.vmstorage.replicaCont: "; !strings.HasPrefix(f.String(), want) {
 		t.Errorf("String() = %q, want prefix %q", f.String(), want)
