@@ -85,7 +85,16 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 			return failed(err)
 		}
 		if len(objs) != 1 || objs[0].GetKind() != "Namespace" {
-			return failed(fmt.Errorf("--namespace-object %s: want exactly one Namespace object", f.namespaceObject))
+			kinds := make([]string, 0, len(objs))
+			for _, o := range objs {
+				kinds = append(kinds, o.GetKind()+" "+o.GetName())
+			}
+			found := "nothing"
+			if len(kinds) > 0 {
+				found = fmt.Sprintf("%d object(s): %s", len(kinds), strings.Join(kinds, ", "))
+			}
+			return failed(fmt.Errorf("--namespace-object %s: want exactly one Namespace object, found %s; give the "+
+				"kof Namespace as `kubectl get namespace kof -o yaml` prints it", f.namespaceObject, found))
 		}
 		opts.NamespaceObject = objs[0]
 	}

@@ -124,6 +124,19 @@ spec:
 	}
 }
 
+// A --namespace-object file that is not one Namespace says what it holds and how to get the right one.
+func TestRenderFleetNamespaceObjectNamesWhatItFound(t *testing.T) {
+	clusters := filepath.Join(scenarioDir, "clusters-standard.yaml")
+	code, _, stderr := kof(t, "render", "--charts", "../../charts", "-f", filepath.Join(scenarioDir,
+		"01-regional-child", "values.yaml"), "--clusters", clusters, "--namespace-object", clusters)
+	want := "kof: --namespace-object " + clusters + ": want exactly one Namespace object, found 4 object(s): " +
+		"ClusterDeployment regional-1, ClusterDeployment child-1, ClusterDeployment child-2, ClusterTemplate " +
+		"aws-standalone-cp-1-0-0; give the kof Namespace as `kubectl get namespace kof -o yaml` prints it\n"
+	if code != exitFindings || stderr != want {
+		t.Errorf("exit %d, stderr %q; want exit %d, stderr %q", code, stderr, exitFindings, want)
+	}
+}
+
 // A --clusters file without any ClusterDeployment (empty, or objects of other kinds only) renders the management
 // cluster alone: a warning says so, and --strict fails on it.
 func TestRenderFleetWarnsWithoutClusterDeployments(t *testing.T) {
