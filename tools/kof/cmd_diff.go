@@ -93,7 +93,7 @@ func runDiff(cmd *cobra.Command, s streams, f diffFlags) error {
 	}
 	r, err := diff.Run(cmd.Context(), opts)
 	if err != nil {
-		return exitError{code: diff.ExitHurts, err: withValuesFindings(err, f.toCharts, opts.New.ValuesFiles)}
+		return exitError{code: diff.ExitHurts, err: withValuesFindings(err, f.toCharts, f.toCharts != "", "kof", opts.New.ValuesFiles)}
 	}
 	if f.output == outputJSON {
 		err = diff.WriteJSON(s.out, r)

@@ -108,7 +108,7 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	}
 	result, err := fleet.Render(cmd.Context(), opts)
 	if err != nil {
-		return failed(withValuesFindings(err, f.charts, f.values))
+		return failed(withValuesFindings(err, f.charts, f.charts != "", "kof", f.values))
 	}
 	if f.out != "" {
 		if err := fleet.Write(f.out, result); err != nil {
@@ -142,20 +142,21 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	return strictError(f.strict, len(warnings)+len(result.Lint))
 }
 
-// withValuesFindings returns err, a failed fleet render, followed by what `kof check values` finds in the values
+// withValuesFindings returns err, a failed render of chart, followed by what `kof check values` finds in the values
 // files (unknown keys with a did-you-mean suggestion, wrong types, each with its full path) when it finds anything,
-// so a typo that makes the umbrella fail its schema is named with its fix. chartsDir is --charts ("" for the charts
-// built into kof). err is returned unchanged when there are no files, the check finds nothing or cannot run.
-func withValuesFindings(err error, chartsDir string, files []string) error {
+// so a typo that makes the chart fail its schema is named with its fix. chartsDir holds chart; set says the user
+// gave it (unset: ./charts or the charts built into kof, as checkChartsDir). err is returned unchanged when there
+// are no files, the check finds nothing or cannot run.
+func withValuesFindings(err error, chartsDir string, set bool, chart string, files []string) error {
 	if len(files) == 0 {
 		return err
 	}
-	dir, cleanup, cerr := checkChartsDir(chartsDir, chartsDir != "")
+	dir, cleanup, cerr := checkChartsDir(chartsDir, set)
 	if cerr != nil {
 		return err
 	}
 	defer cleanup()
-	findings, cerr := values.NewChecker(dir).CheckFiles("kof", files)
+	findings, cerr := values.NewChecker(dir).CheckFiles(chart, files)
 	if cerr != nil || len(findings) == 0 {
 		return err
 	}

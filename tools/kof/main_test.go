@@ -357,3 +357,24 @@ func TestCheckValuesStrictFailsOnWarnings(t *testing.T) {
 			exitFindings, want, wantErr)
 	}
 }
+
+// `kof render chart` with a values typo names the fix as `kof render` does (regression: only Helm's "additional
+// properties 'vmclustr' not allowed"); a chart name instead of its folder says what to give.
+func TestRenderChartNamesTheFix(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(file, []byte("victoriametrics:\n  vmclustr: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := kof(t, "render", "chart", "../../charts/kof-storage", "-f", file)
+	want := "fix the values (kof check values):\nvictoriametrics.vmclustr: unknown key; did you mean vmcluster?\n"
+	if code != exitFindings || !strings.HasSuffix(errOut, want) {
+		t.Errorf("exit %d, stderr %q; want exit %d and it to end with %q", code, errOut, exitFindings, want)
+	}
+	t.Chdir(t.TempDir())
+	code, _, errOut = kof(t, "render", "chart", "kof-storage")
+	want = "kof: chart folder kof-storage: stat kof-storage: no such file or directory; give the folder of a chart, " +
+		"e.g. charts/kof-storage in a checkout (charts built into kof: "
+	if code != exitFindings || !strings.HasPrefix(errOut, want) || !strings.Contains(errOut, " kof-storage)") {
+		t.Errorf("exit %d, stderr %q; want exit %d and %q...", code, errOut, exitFindings, want)
+	}
+}

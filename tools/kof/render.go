@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -10,6 +13,7 @@ import (
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/chartlib/validate"
+	"kof.dev/kof/charts"
 )
 
 // newRenderCommand returns `kof render` and its `chart` subcommand.
@@ -67,13 +71,17 @@ func renderChart(cmd *cobra.Command, s streams, dir string, f renderChartFlags) 
 	if err != nil {
 		return failed(err)
 	}
+	if _, serr := os.Stat(dir); serr != nil {
+		return failed(fmt.Errorf("chart folder %s: %w; give the folder of a chart, e.g. charts/kof-storage in a "+
+			"checkout (charts built into kof: %s)", dir, serr, strings.Join(embeddedCharts(), ", ")))
+	}
 	set, err := render.Chart(cmd.Context(), render.Options{
 		ChartDir: dir, ValuesFiles: f.values, Set: f.set, SetString: f.setString,
 		ReleaseName: f.release, Namespace: f.namespace, KubeVersion: f.kubeVersion, APIVersions: f.apiVersions,
 		Lookup: fixtures, Strict: f.strict,
 	})
 	if err != nil {
-		return failed(err)
+		return failed(withValuesFindings(err, filepath.Dir(dir), true, filepath.Base(dir), f.values))
 	}
 	data, err := set.YAML()
 	if err != nil {
@@ -115,4 +123,19 @@ func readObjects(files []string) ([]*unstructured.Unstructured, error) {
 		}
 	}
 	return out, nil
+}
+
+// embeddedCharts returns the names of the chart folders built into kof (those with a Chart.yaml), sorted.
+func embeddedCharts() []string {
+	entries, err := fs.ReadDir(charts.FS(), ".")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if _, err := fs.Stat(charts.FS(), e.Name()+"/Chart.yaml"); e.IsDir() && err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
