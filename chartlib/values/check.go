@@ -348,8 +348,13 @@ func findingOf(e gojsonschema.ResultError, schemaDoc map[string]any, prefix stri
 		}
 		return Finding{Path: join(prefix, join(field, key)), Message: msg}
 	case "invalid_type":
-		return Finding{Path: join(prefix, field), Message: fmt.Sprintf("wrong type: got %v, want %v",
-			e.Details()["given"], e.Details()["expected"])}
+		msg := fmt.Sprintf("wrong type: got %v, want %v", e.Details()["given"], e.Details()["expected"])
+		// `regionless: true` for `regionless: {enabled: true}`: the object's switch is named.
+		if b, ok := e.Value().(bool); ok && e.Details()["expected"] == "object" &&
+			slices.Contains(knownKeys(schemaDoc, field), "enabled") {
+			msg += fmt.Sprintf("; did you mean %s.enabled: %v?", join(prefix, field), b)
+		}
+		return Finding{Path: join(prefix, field), Message: msg}
 	}
 	msg := e.Description()
 	if d := describe(schemaDoc, field); d != "" {

@@ -259,3 +259,19 @@ func TestSecretValueNamesTheSecretReference(t *testing.T) {
 		}
 	}
 }
+
+// A switch given as the object itself (`regionless: true`) names the object's enabled key.
+func TestBooleanForAnObjectNamesItsSwitch(t *testing.T) {
+	got, err := NewChecker("../../charts").Check("kof", map[string]any{"regionless": true,
+		"kof-child": map[string]any{"values": []any{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Finding{
+		{"kof-child.values", "wrong type: got array, want object"},
+		{"regionless", "wrong type: got boolean, want object; did you mean regionless.enabled: true?"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}
