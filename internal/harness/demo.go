@@ -50,6 +50,8 @@ type DemoResult struct {
 	Fleet *fleet.Fleet
 	// Rows are the summary lines, one per cluster.
 	Rows []Row
+	// KCM is what KCM reported at the summary.
+	KCM *KCMReport
 	// Elapsed is the wall time of the whole run.
 	Elapsed time.Duration
 }
@@ -64,9 +66,12 @@ func (r *DemoResult) Failed() bool {
 	return false
 }
 
-// Demo runs the whole flow of `make demo`: control plane and CRDs, `helm install kof` with the
-// scenario's values, Flux's source-controller and helm-controller installing every KOF HelmRelease, the kof-operator, the scenario's clusters, the wait for the operator's
-// objects, the fleet render fed with those live objects, the files under OutDir and the summary table. It stops
+// Demo runs the whole flow of `make demo`: control plane and CRDs, KCM's controller manager started beside Flux
+// (SessionOptions.KCM), `helm install kof` with the scenario's values, Flux's source-controller and helm-controller
+// installing every KOF HelmRelease, the kof-operator, the scenario's clusters, the wait for the operator's objects
+// and for KCM's verdicts (Session.KCMReport), the fleet render fed with those live objects, the files under OutDir
+// and the summary table with KCM's template and per-cluster service states. KCM must have removed none of the
+// umbrella's HelmReleases, at the summary and again after Hold (KCMReleaseCheck): otherwise the run fails. It stops
 // everything it started before it returns. A problem of one cluster (a malformed annotation, a missing operator
 // object) is reported in the summary and in DemoResult, not as an error; errors are failures of the run itself.
 func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
@@ -94,13 +99,16 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, fmt.Errorf("create work folder: %w", err)
 	}
 	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, LogDir: logs, BinDir: opts.BinDir,
-		Progress: progress})
+		Progress: progress, KCM: true})
 	if err != nil {
 		return nil, err
 	}
 	res, runErr := runDemo(ctx, s, sc, opts, progress)
 	if runErr == nil && opts.Hold != nil {
 		runErr = opts.Hold(s.ControlPlane.Kubeconfig)
+		if runErr == nil { // KCM ran all the while: it must still have removed none of them
+			runErr = checkKCMReleases(ctx, s, res, progress)
+		}
 	}
 	var stopErr error
 	if res != nil && res.Installation != nil {
@@ -111,7 +119,7 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig) until the next "+
 			"run; the Flux and kof-operator logs are in %s", work, logs))
 	}
-	progress("stopped the kof-operator, the Flux controllers, kube-apiserver and etcd; their logs are in %s", logs)
+	progress("stopped the kof-operator, KCM, the Flux controllers, kube-apiserver and etcd; their logs are in %s", logs)
 	_ = os.RemoveAll(work)
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -139,11 +147,24 @@ func runDemo(ctx context.Context, s *Session, sc *Scenario, opts DemoOptions,
 		}
 	}
 	progress("kof-operator made %d of %d expected objects", found, len(waited))
+	kcm, err := s.KCMReport(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.KCM = kcm
+	progress("KCM judged the templates of %s: %s", KCMNamespace, kcm.TemplateSummary())
 	f, ops, err := in.Render(ctx)
 	if err != nil {
 		return res, err
 	}
 	res.Fleet, res.Rows = f, Summarize(f, ops, waited)
+	for i, c := range f.Clusters {
+		key := c.Namespace + "/" + c.Name
+		if c.Role == fleet.RoleManagement {
+			key = ""
+		}
+		res.Rows[i].KCM = kcm.Clusters[key]
+	}
 	progress("fleet render with %d live operator objects: %d clusters", len(ops), len(f.Clusters))
 	if err := writeOut(opts.OutDir, f); err != nil {
 		return res, err
@@ -152,9 +173,28 @@ func runDemo(ctx context.Context, s *Session, sc *Scenario, opts DemoOptions,
 	if err := WriteTable(opts.outWriter(), res.Rows); err != nil {
 		return res, err
 	}
+	fmt.Fprintf(opts.outWriter(), "\nKCM %s: %s\n", KCMVersion, kcm.TemplateSummary())
+	// KCM v1.10.0 deleted the umbrella's HelmReleases when they were in its system namespace (docs/sveltos.md):
+	// every KOF HelmRelease Flux installed must still be there, and KCM must have recorded no removal.
+	if err := checkKCMReleases(ctx, s, res, progress); err != nil {
+		return res, err
+	}
 	fmt.Fprintf(opts.outWriter(), "\nFiles: %s/<cluster>/<service>/{%s,%s,%s}\n", opts.OutDir, fleet.ManifestFile,
 		fleet.ValuesFile, fleet.ChartFile)
 	return res, nil
+}
+
+// checkKCMReleases fails when KCM removed one of the HelmReleases Flux installed for the umbrella (KCMReleaseCheck).
+func checkKCMReleases(ctx context.Context, s *Session, res *DemoResult, progress func(string, ...any)) error {
+	var kof []string
+	for _, r := range res.Installation.Releases {
+		kof = append(kof, r.HelmRelease)
+	}
+	if err := KCMReleaseCheck(ctx, s.ControlPlane.Client, kof); err != nil {
+		return fmt.Errorf("KCM removed KOF's HelmReleases: %w", err)
+	}
+	progress("KCM removed none of KOF's %d HelmReleases (no ComponentRemoved event on its Management)", len(kof))
+	return nil
 }
 
 func (o DemoOptions) outWriter() io.Writer {

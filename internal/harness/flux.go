@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,9 +132,9 @@ func (r FluxRelease) String() string {
 	return fmt.Sprintf("HelmRelease %s (chart %s %s): %s: %s", r.HelmRelease, r.Chart, r.Version, state, r.Message)
 }
 
-// ReadFluxReleases reads every HelmRelease of the control plane through chartlib/flux (the reader the offline
-// preview uses), with its Ready state and revision, in install order. repoURL marks the local charts. Errors: a
-// list or read failure, or a HelmRelease flux.Read rejects.
+// ReadFluxReleases reads every HelmRelease of the control plane but KCM's components (kcmComponentRelease) through
+// chartlib/flux (the reader the offline preview uses), with its Ready state and revision, in install order.
+// repoURL marks the local charts. Errors: a list or read failure, or a HelmRelease flux.Read rejects.
 func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]FluxRelease, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion(helmReleaseAPIVersion)
@@ -155,6 +157,9 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 	var out []FluxRelease
 	for i := range list.Items {
 		hr := &list.Items[i]
+		if kcmComponentRelease(hr) {
+			continue
+		}
 		rel, err := flux.Read(hr, find)
 		if findErr != nil {
 			return nil, findErr
@@ -206,6 +211,14 @@ func ReadFluxReleases(ctx context.Context, c client.Client, repoURL string) ([]F
 		out[i] = byKey[r.HelmRelease]
 	}
 	return out, nil
+}
+
+// kcmComponentRelease reports whether hr is one of the HelmReleases KCM makes for its Management's components
+// (KCMBootstrap): KCM labels them k0rdent.mirantis.com/managed (KCM v1.10.0 internal/helm ReconcileHelmRelease) in
+// its system namespace, where KOF's umbrella renders no HelmRelease. They are KCM's, not KOF's: the waits for KOF's
+// releases leave them out.
+func kcmComponentRelease(hr *unstructured.Unstructured) bool {
+	return hr.GetNamespace() == KCMNamespace && hr.GetLabels()[kcmv1.KCMManagedLabelKey] == kcmv1.KCMManagedLabelValue
 }
 
 // exactVersion reports whether v names one chart version (`2.0.1`, `v5.18.0`), not a semver range Flux would
@@ -303,7 +316,7 @@ func (s *Session) WaitFlux(ctx context.Context, timeout time.Duration, kofRepo s
 	}
 }
 
-// WaitFluxGone waits until no HelmRelease is left (helm-controller uninstalls each release before it lets its
+// WaitFluxGone waits until no HelmRelease but KCM's components is left (helm-controller uninstalls each release before it lets its
 // HelmRelease go). Errors: the timeout, naming the HelmReleases left.
 func (s *Session) WaitFluxGone(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
@@ -315,8 +328,13 @@ func (s *Session) WaitFluxGone(ctx context.Context, timeout time.Duration) error
 		switch {
 		case err != nil && !Retryable(err):
 			return fmt.Errorf("list HelmReleases: %w", err)
-		case err == nil && len(list.Items) == 0:
-			return nil
+		case err == nil:
+			list.Items = slices.DeleteFunc(list.Items, func(hr unstructured.Unstructured) bool {
+				return kcmComponentRelease(&hr)
+			})
+			if len(list.Items) == 0 {
+				return nil
+			}
 		}
 		if exitErr := s.Flux.exited(); exitErr != nil {
 			return exitErr

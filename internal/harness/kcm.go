@@ -14,8 +14,11 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	addonv1 "github.com/projectsveltos/addon-controller/api/v1beta1"
 	"helm.sh/helm/v3/pkg/chart"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -278,6 +281,235 @@ func WaitServiceTemplates(ctx context.Context, c client.Client, namespace string
 		select {
 		case <-ctx.Done():
 			return got, errors.Join(ctx.Err(), err)
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// KCMReport is what KCM reports of an installation: its verdict on every ServiceTemplate and ServiceTemplateChain
+// of KCMNamespace, and per cluster the states of the services it reports for it.
+type KCMReport struct {
+	// Templates are KCM's verdicts (ReadTemplateStates), sorted by kind and name.
+	Templates []TemplateState
+	// Clusters maps `namespace/name` of each ClusterDeployment, and "" for the management cluster, to what KCM
+	// reports of its services (KCMClusterState).
+	Clusters map[string]string
+}
+
+// TemplateSummary returns one line counting the valid ServiceTemplates and ServiceTemplateChains and naming the
+// invalid ones, e.g. `20 of 31 ServiceTemplates valid (invalid: a, b); 15 of 15 ServiceTemplateChains valid`.
+func (r *KCMReport) TemplateSummary() string {
+	var parts []string
+	for _, kind := range []string{kcmv1.ServiceTemplateKind, kcmv1.ServiceTemplateChainKind} {
+		total, valid := 0, 0
+		var invalid []string
+		for _, t := range r.Templates {
+			if t.Kind != kind {
+				continue
+			}
+			total++
+			if t.Valid {
+				valid++
+			} else {
+				invalid = append(invalid, t.Name)
+			}
+		}
+		p := fmt.Sprintf("%d of %d %ss valid", valid, total, kind)
+		if len(invalid) > 0 {
+			p += " (invalid: " + strings.Join(invalid, ", ") + ")"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// KCMClusterState returns what KCM reports of one cluster's services: their states counted (`3 Deployed, 1
+// Provisioning`) from services (a ClusterDeployment's status.services and the ServiceSets KCM made for the
+// cluster), or, while it reports none, `no services reported` with the number of ServiceSets and the cluster's
+// Ready condition when it is not True (`not ready: <message>`, KCM puts services into a ServiceSet only for a
+// ready cluster).
+func KCMClusterState(services []kcmv1.ServiceState, serviceSets int, ready *metav1.Condition) string {
+	if len(services) > 0 {
+		counts := map[string]int{}
+		var states []string
+		for _, s := range services {
+			if counts[s.State] == 0 {
+				states = append(states, s.State)
+			}
+			counts[s.State]++
+		}
+		sort.Strings(states)
+		var out []string
+		for _, st := range states {
+			out = append(out, fmt.Sprintf("%d %s", counts[st], st))
+		}
+		return strings.Join(out, ", ")
+	}
+	out := fmt.Sprintf("no services reported (%d ServiceSets)", serviceSets)
+	switch {
+	case ready == nil:
+		out += "; no Ready condition yet"
+	case ready.Status != metav1.ConditionTrue:
+		out += "; not ready: " + firstLine(ready.Message)
+	}
+	return out
+}
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// ReadKCMClusters returns KCMReport.Clusters: for each ClusterDeployment, KCMClusterState of its status.services
+// (or else of the services of the ServiceSets of the cluster, spec.cluster) and its Ready condition; for "" (the
+// management cluster) that of the ServiceSets KCM makes for self-managing MultiClusterServices (`management-*` in
+// KCMNamespace). Errors: a list that fails.
+func ReadKCMClusters(ctx context.Context, c client.Client) (map[string]string, error) {
+	sets := &kcmv1.ServiceSetList{}
+	if err := c.List(ctx, sets); err != nil {
+		return nil, fmt.Errorf("list ServiceSets: %w", err)
+	}
+	type collected struct {
+		services []kcmv1.ServiceState
+		sets     int
+	}
+	byCluster := map[string]*collected{}
+	for _, ss := range sets.Items {
+		key := ss.Namespace + "/" + ss.Spec.Cluster
+		if ss.Namespace == KCMNamespace && strings.HasPrefix(ss.Name, "management-") {
+			key = ""
+		}
+		if byCluster[key] == nil {
+			byCluster[key] = &collected{}
+		}
+		byCluster[key].sets++
+		byCluster[key].services = append(byCluster[key].services, ss.Status.Services...)
+	}
+	get := func(key string) *collected {
+		if byCluster[key] == nil {
+			return &collected{}
+		}
+		return byCluster[key]
+	}
+	cds := &kcmv1.ClusterDeploymentList{}
+	if err := c.List(ctx, cds); err != nil {
+		return nil, fmt.Errorf("list ClusterDeployments: %w", err)
+	}
+	mgmt := get("")
+	ready := &metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}
+	out := map[string]string{"": KCMClusterState(mgmt.services, mgmt.sets, ready)}
+	for _, cd := range cds.Items {
+		key := cd.Namespace + "/" + cd.Name
+		got := get(key)
+		services := cd.Status.Services
+		if len(services) == 0 {
+			services = got.services
+		}
+		var cond *metav1.Condition
+		for i := range cd.Status.Conditions {
+			if cd.Status.Conditions[i].Type == "Ready" {
+				cond = &cd.Status.Conditions[i]
+			}
+		}
+		out[key] = KCMClusterState(services, got.sets, cond)
+	}
+	return out, nil
+}
+
+// KCMReleaseCheck returns an error naming every HelmRelease of want (`namespace/name`) that does not exist, and
+// every ComponentRemoved event KCM recorded on its Management (KCM v1.10.0 deletes the HelmReleases of its system
+// namespace it does not own and records that event for each: docs/sveltos.md). nil means KCM removed none of them.
+func KCMReleaseCheck(ctx context.Context, c client.Client, want []string) error {
+	var errs []error
+	for _, key := range want {
+		ns, name, _ := strings.Cut(key, "/")
+		hr := &unstructured.Unstructured{}
+		hr.SetGroupVersionKind(helmReleaseGVK)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, hr); err != nil {
+			errs = append(errs, fmt.Errorf("HelmRelease %s: %w", key, err))
+		} else if hr.GetDeletionTimestamp() != nil {
+			errs = append(errs, fmt.Errorf("HelmRelease %s is being deleted", key))
+		}
+	}
+	events := &corev1.EventList{}
+	if err := c.List(ctx, events); err != nil {
+		return errors.Join(append(errs, fmt.Errorf("list events: %w", err))...)
+	}
+	for _, e := range events.Items {
+		if e.Reason == kcmComponentRemoved && e.InvolvedObject.Kind == kcmv1.ManagementKind {
+			errs = append(errs, fmt.Errorf("KCM's Management event %s: %s", e.Reason, e.Message))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// kcmComponentRemoved is the reason of the event KCM records on its Management when it deletes a HelmRelease
+// (KCM v1.10.0 internal/controller/components Cleanup).
+const kcmComponentRemoved = "ComponentRemoved"
+
+// helmReleaseGVK is the kind of Flux's HelmReleases (helmReleaseAPIVersion).
+var helmReleaseGVK = schema.FromAPIVersionAndKind(helmReleaseAPIVersion, "HelmRelease")
+
+// KCMReport waits until KCM runs its MultiClusterService controller (Session.WaitKCM), has judged every
+// ServiceTemplate and ServiceTemplateChain of KCMNamespace (WaitServiceTemplates) and has reconciled every
+// MultiClusterService (status.observedGeneration is its generation), then reads what it reports (ReadKCMClusters).
+// Errors: those waits' and reads'.
+func (s *Session) KCMReport(ctx context.Context) (*KCMReport, error) {
+	if err := s.WaitKCM(ctx); err != nil {
+		return nil, err
+	}
+	c := s.ControlPlane.Client
+	all, err := ReadTemplateStates(ctx, c, KCMNamespace)
+	if err != nil {
+		return nil, err
+	}
+	var want []string
+	for _, t := range all {
+		want = append(want, t.Kind+"/"+t.Name)
+	}
+	r := &KCMReport{}
+	if r.Templates, err = WaitServiceTemplates(ctx, c, KCMNamespace, want, TemplateWait, s.KCM); err != nil {
+		return nil, err
+	}
+	if err := waitMCSsObserved(ctx, c, TemplateWait, s.KCM); err != nil {
+		return nil, err
+	}
+	if r.Clusters, err = ReadKCMClusters(ctx, c); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// waitMCSsObserved waits until KCM has written the status of every MultiClusterService's current generation.
+// Errors: the timeout naming those it has not, a list that fails, kcm that ended.
+func waitMCSsObserved(ctx context.Context, c client.Client, timeout time.Duration, kcm *Process) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		list := &kcmv1.MultiClusterServiceList{}
+		err := c.List(ctx, list)
+		if err != nil && !Retryable(err) {
+			return fmt.Errorf("list MultiClusterServices: %w", err)
+		}
+		var pending []string
+		for _, m := range list.Items {
+			if m.Status.ObservedGeneration != m.Generation {
+				pending = append(pending, m.Name)
+			}
+		}
+		if err == nil && len(pending) == 0 {
+			return nil
+		}
+		if exitErr, ended := kcm.Exited(); ended {
+			return fmt.Errorf("KCM ended: %w; last lines of its log:\n%s", exitErr, tail(kcm.LogPath, 15))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("KCM did not reconcile MultiClusterServices %s within %s (log: %s)",
+				strings.Join(pending, ", "), timeout, kcm.LogPath)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-time.After(pollInterval):
 		}
 	}

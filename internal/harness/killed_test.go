@@ -100,7 +100,7 @@ func toolsOf(t *testing.T, root, target string) []string {
 // missing from the folder and fails the demo, so `make demo` on a fresh machine would fail the same way), and a
 // SIGKILL of the process running it (what a `go test` timeout or an OOM kill does) leaves none of its processes:
 // kube-apiserver, etcd, the Flux controllers and the kof-operator end within seconds, and the next run removes the
-// killed run's scratch folder.
+// killed run's scratch folder. KCM runs in it and removes none of KOF's HelmReleases.
 func TestKilledDemoLeavesNoProcess(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -149,6 +149,17 @@ func TestKilledDemoLeavesNoProcess(t *testing.T) {
 			t.Fatalf("no demo summary within 5 minutes:\n%s", tail(logPath, 30))
 		}
 	}
+	// KCM ran from the demo's start to its summary: it removed none of the umbrella's HelmReleases (Demo fails
+	// otherwise) and reported its verdict on the templates.
+	helperLog, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"KCM removed none of KOF's", "ServiceTemplateChains valid"} {
+		if !strings.Contains(string(helperLog), want) {
+			t.Errorf("the demo's output lacks %q:\n%s", want, tail(logPath, 30))
+		}
+	}
 	children, err := proc.Descendants(cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +168,7 @@ func TestKilledDemoLeavesNoProcess(t *testing.T) {
 	for _, c := range children {
 		names = append(names, c.Comm)
 	}
-	for _, want := range []string{"etcd", "kube-apiserver", SourceController, HelmController, "kof-operator"} {
+	for _, want := range []string{"etcd", "kube-apiserver", SourceController, HelmController, KCM, "kof-operator"} {
 		if !slices.Contains(names, want[:min(len(want), 15)]) { // /proc's comm keeps 15 bytes
 			t.Errorf("the running demo has no %s process (processes: %v)", want, names)
 		}

@@ -36,6 +36,8 @@ type Row struct {
 	Objects int
 	// Problems are the cluster's errors: render failures, validation findings, missing operator objects.
 	Problems []string
+	// KCM is what KCM reports of the cluster's services (KCMClusterState), "" when KCM does not run.
+	KCM string
 }
 
 // Summarize turns a fleet render, the operator's live objects and WaitOperator's result into one Row per cluster
@@ -104,8 +106,9 @@ func origins(cm *unstructured.Unstructured) []string {
 	return out
 }
 
-// WriteTable writes rows as an aligned table (CLUSTER, ROLE, ENDPOINTS, SERVICES, OBJECTS, ERRORS), then every
-// problem as `<cluster>: <problem>`. It returns the first write error.
+// WriteTable writes rows as an aligned table (CLUSTER, ROLE, ENDPOINTS, SERVICES, OBJECTS, ERRORS), then what KCM
+// reports of each cluster as `<cluster>: KCM: <state>` (rows with KCM set), then every problem as
+// `<cluster>: <problem>`. It returns the first write error.
 func WriteTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLUSTER\tROLE\tENDPOINTS\tSERVICES\tOBJECTS\tERRORS")
@@ -115,6 +118,14 @@ func WriteTable(w io.Writer, rows []Row) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write summary: %w", err)
+	}
+	for _, r := range rows {
+		if r.KCM == "" {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s: KCM: %s\n", r.Cluster, r.KCM); err != nil {
+			return fmt.Errorf("write summary: %w", err)
+		}
 	}
 	for _, r := range rows {
 		for _, p := range r.Problems {

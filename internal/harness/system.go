@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
@@ -61,9 +62,12 @@ type Session struct {
 	Charts *ChartRepository
 	Proxy  *Proxy
 	Flux   *FluxControllers
+	// KCM is KCM's controller manager (SessionOptions.KCM), nil when it does not run.
+	KCM *Process
 
 	progress func(format string, args ...any)
 	node     *Node
+	kcm      bool
 }
 
 // SessionOptions configures StartSession.
@@ -83,16 +87,21 @@ type SessionOptions struct {
 	// installed, waited for) instead of a control plane of the session's own, and the kof-operator as the pods of its
 	// Deployment, which an installation waits for, instead of a process.
 	Node *Node
+	// KCM, when set, runs KCM's controller manager from BinDir beside Flux (docs/sveltos.md, "KCM in the tests and
+	// the demo"): the chart repository also serves KCMStandInCharts, KCMBootstrap creates the objects KCM waits for
+	// and StartKCM starts it, before the kof-operator is built; Session.WaitKCM waits until it runs its
+	// MultiClusterService controller.
+	KCM bool
 }
 
 // StartSession starts the control plane from BinDir with the CRDs of CRDDirs(Root) and builds the kof-operator
-// (both at once), then serves Root/charts as a Helm repository on loopback and starts Flux's source-controller and
-// helm-controller against the control plane. With opts.Node it starts no control plane and builds no operator: the
+// (both at once); once the control plane is up it serves Root/charts as a Helm repository on loopback and starts
+// Flux's source-controller and helm-controller (and with opts.KCM, KCM) against it while the build goes on. With opts.Node it starts no control plane and builds no operator: the
 // node's API server is the control plane. It returns an error naming the step that failed; nothing is left running
 // then.
 func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	s := &Session{Root: opts.Root, WorkDir: opts.WorkDir, LogDir: opts.LogDir, BinDir: opts.BinDir,
-		progress: opts.Progress, node: opts.Node}
+		progress: opts.Progress, node: opts.Node, kcm: opts.KCM}
 	if s.BinDir == "" {
 		s.BinDir = filepath.Join(opts.Root, "bin")
 	}
@@ -132,29 +141,37 @@ func StartSession(ctx context.Context, opts SessionOptions) (*Session, error) {
 	s.progress("starting kube-apiserver and etcd from %s, installing %d CRD folders", s.BinDir, len(dirs))
 	cp, err := StartControlPlane(ControlPlaneOptions{AssetsDir: s.BinDir, CRDDirs: dirs,
 		WorkDir: opts.WorkDir})
-	b := <-ch
 	if err != nil {
+		<-ch
 		return nil, err
 	}
-	if b.err != nil {
-		return nil, errors.Join(b.err, cp.Stop())
-	}
-	s.progress("control plane up at %s with %d CRDs; kof-operator built", cp.Config.Host, cp.CRDs)
-	s.ControlPlane, s.OperatorBinary = cp, b.bin
+	s.progress("control plane up at %s with %d CRDs", cp.Config.Host, cp.CRDs)
+	s.ControlPlane = cp
 	s.Helm = &Helm{Kubeconfig: cp.Kubeconfig, Client: cp.Client}
-	if err := s.startFlux(); err != nil {
+	// Flux and KCM start while the operator builds: KCM's own start (its components installed through Flux)
+	// overlaps the build and the umbrella install.
+	flux := s.startFlux()
+	b := <-ch
+	if err := errors.Join(flux, b.err); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
+	s.OperatorBinary = b.bin
+	s.progress("kof-operator built")
 	return s, nil
 }
 
-// startFlux serves the charts, starts the proxy and the Flux controllers.
+// startFlux serves the charts, starts the proxy and the Flux controllers, and with KCM on, bootstraps and starts
+// KCM.
 func (s *Session) startFlux() error {
 	dir := filepath.Join(s.WorkDir, "chart-repository")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create chart repository folder: %w", err)
 	}
-	charts, err := ServeCharts(filepath.Join(s.Root, "charts"), dir)
+	var extra []*chart.Chart
+	if s.kcm {
+		extra = KCMStandInCharts()
+	}
+	charts, err := ServeCharts(filepath.Join(s.Root, "charts"), dir, extra...)
 	if err != nil {
 		return err
 	}
@@ -168,13 +185,39 @@ func (s *Session) startFlux() error {
 	}
 	s.progress("chart repository %s serves %d charts; source-controller and helm-controller started (logs in %s)",
 		charts.URL, len(charts.Charts), s.LogDir)
+	if !s.kcm {
+		return nil
+	}
+	if err := KCMBootstrap(context.Background(), s.ControlPlane.Client); err != nil {
+		return err
+	}
+	if s.KCM, err = StartKCM(s.BinDir, s.ControlPlane.Kubeconfig, s.LogDir, charts.URL, s.Proxy); err != nil {
+		return err
+	}
+	s.progress("KCM %s started with its Management, Release and stand-in components (log %s)", KCMVersion,
+		s.KCM.LogPath)
 	return nil
 }
 
-// Close stops the Flux controllers, the proxy, the chart repository and the control plane, whichever run. It
+// KCMWait bounds the wait for KCM to deploy its Management's components (Session.WaitKCM).
+const KCMWait = 3 * time.Minute
+
+// WaitKCM waits until the session's KCM reports its Management's components deployed (WaitKCM). Errors: KCM is not
+// on (SessionOptions.KCM), and those of WaitKCM.
+func (s *Session) WaitKCM(ctx context.Context) error {
+	if s.KCM == nil {
+		return errors.New("KCM does not run in this session (SessionOptions.KCM is off)")
+	}
+	return WaitKCM(ctx, s.ControlPlane.Client, KCMWait, s.KCM)
+}
+
+// Close stops KCM, the Flux controllers, the proxy, the chart repository and the control plane, whichever run. It
 // returns every stop error.
 func (s *Session) Close() error {
 	var errs []error
+	if s.KCM != nil {
+		errs = append(errs, s.KCM.Stop())
+	}
 	if s.Flux != nil {
 		errs = append(errs, s.Flux.Stop())
 	}

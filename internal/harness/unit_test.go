@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -156,13 +157,14 @@ func TestSummarizeShowsEndpointsAndMissingObjects(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("rows (-want +got):\n%s", diff)
 	}
+	got[2].KCM = "no services reported (0 ServiceSets); not ready: no Credential"
 	var b strings.Builder
 	if err := WriteTable(&b, got); err != nil {
 		t.Fatal(err)
 	}
 	text := b.String()
 	for _, s := range []string{"CLUSTER", "r1", "https://vmauth.r1.example.com", "kof-storage,kof-collectors",
-		"c1: kof-operator made no Secret"} {
+		"c1: kof-operator made no Secret", "c1: KCM: no services reported (0 ServiceSets); not ready: no Credential"} {
 		if !strings.Contains(text, s) {
 			t.Errorf("table lacks %q:\n%s", s, text)
 		}
@@ -304,5 +306,68 @@ func TestPrepareOutKeepsOnlyTheNewRun(t *testing.T) {
 	}
 	if strings.Contains(LogsFolder, "-") || strings.ToLower(LogsFolder) != LogsFolder || !strings.HasPrefix(LogsFolder, "_") {
 		t.Errorf("LogsFolder %q could be a cluster's folder name", LogsFolder)
+	}
+}
+
+// KCMReleaseCheck names a KOF HelmRelease that is gone and every ComponentRemoved event on KCM's Management, and
+// passes when every release is there and KCM removed nothing.
+func TestKCMReleaseCheckNamesRemovedReleases(t *testing.T) {
+	hr := func(ns, name string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(helmReleaseGVK)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		return u
+	}
+	removed := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kcm.1"},
+		Reason: "ComponentRemoved", Message: "The kof-regional component was removed: removing HelmRelease",
+		InvolvedObject: corev1.ObjectReference{Kind: "Management", Name: "kcm"}}
+	other := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kcm.2"},
+		Reason: "ComponentRemoved", InvolvedObject: corev1.ObjectReference{Kind: "Region", Name: "r"}}
+	ctx := context.Background()
+	c := fake.NewClientBuilder().WithObjects(hr("kof", "kof-mothership"), hr("kof", "kof-child"), other).Build()
+	if err := KCMReleaseCheck(ctx, c, []string{"kof/kof-mothership", "kof/kof-child"}); err != nil {
+		t.Errorf("every release there, no removal on the Management: %v", err)
+	}
+	c = fake.NewClientBuilder().WithObjects(hr("kof", "kof-mothership"), removed, other).Build()
+	err := KCMReleaseCheck(ctx, c, []string{"kof/kof-mothership", "kof/kof-regional"})
+	if err == nil {
+		t.Fatal("a release gone and a ComponentRemoved event: no error")
+	}
+	for _, want := range []string{"HelmRelease kof/kof-regional", "ComponentRemoved: The kof-regional component was removed"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "kof-mothership") {
+		t.Errorf("error %q names kof-mothership, which is there", err)
+	}
+}
+
+// KCMClusterState counts the services KCM reports by state, and without services says so with the cluster's
+// Ready condition when it is not True.
+func TestKCMClusterState(t *testing.T) {
+	services := []kcmv1.ServiceState{{Name: "a", State: "Provisioning"}, {Name: "b", State: "Deployed"},
+		{Name: "c", State: "Deployed"}}
+	if got, want := KCMClusterState(services, 1, nil), "2 Deployed, 1 Provisioning"; got != want {
+		t.Errorf("services: %q, want %q", got, want)
+	}
+	notReady := &metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse,
+		Message: "failed to get Credential kcm-system/cred\nmore"}
+	if got, want := KCMClusterState(nil, 0, notReady),
+		"no services reported (0 ServiceSets); not ready: failed to get Credential kcm-system/cred"; got != want {
+		t.Errorf("not ready: %q, want %q", got, want)
+	}
+	ready := &metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}
+	if got, want := KCMClusterState(nil, 2, ready), "no services reported (2 ServiceSets)"; got != want {
+		t.Errorf("ready: %q, want %q", got, want)
+	}
+	r := &KCMReport{Templates: []TemplateState{
+		{Kind: "ServiceTemplate", Name: "kof-storage-2-0-0", Judged: true, Valid: true},
+		{Kind: "ServiceTemplate", Name: "cert-manager-v1-19-1", Judged: true, Error: "failed to download"},
+		{Kind: "ServiceTemplateChain", Name: "kof-storage-2-0-0", Judged: true, Valid: true}}}
+	if got, want := r.TemplateSummary(), "1 of 2 ServiceTemplates valid (invalid: cert-manager-v1-19-1); "+
+		"1 of 1 ServiceTemplateChains valid"; got != want {
+		t.Errorf("TemplateSummary: %q, want %q", got, want)
 	}
 }

@@ -26,9 +26,11 @@ func newDemoCommand(s streams) *cobra.Command {
 		Short: "Install KOF on a local control plane and show what every cluster receives",
 		Long: `demo starts kube-apiserver and etcd from bin/ on loopback, installs the CRDs, helm-installs charts/kof
 with the scenario's values, lets Flux's source-controller and helm-controller (from bin/) install every KOF
-HelmRelease from the repository's charts served on loopback, starts the kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and Secrets, renders
-the fleet with those live objects into --out/<cluster>/<service>/ and prints a summary table. The logs of the
-Flux controllers and the kof-operator are written to --out/_logs/ and kept after the run. Everything it
+HelmRelease from the repository's charts served on loopback, runs KCM's controller manager (from bin/) beside
+them, starts the kof-operator, applies the scenario's ClusterDeployments, waits for the operator's ConfigMaps and
+Secrets and for KCM's verdict on the templates, renders the fleet with those live objects into
+--out/<cluster>/<service>/ and prints a summary table with what KCM reports. The logs of the Flux controllers,
+KCM and the kof-operator are written to --out/_logs/ and kept after the run. Everything it
 started is stopped before it exits; with --keep it keeps running (the kubeconfig is printed) until Ctrl-C, so that
 kof doctor and kof ui can read it.
 
