@@ -37,8 +37,9 @@ const TemplateWait = 2 * time.Minute
 // adapter). Its admission webhook server is off (the API server calls no webhook, so KCM's controllers validate
 // what the webhooks would have: KCM's IsDisabledValidationWH path), and it creates no Management, AccessManagement,
 // Release or templates of its own (those would come from KCM's chart and its template registry). The default
-// HelmRepository KCM makes for templates points at templatesRepo (the harness's chart repository), so nothing
-// reaches for KCM's public registry. Metrics, health and pprof listeners are off; leader election (always on in
+// HelmRepository KCM makes for templates points at templatesRepo (a loopback repository serving KCMStandInCharts:
+// the harness's chart repository, or one standing in for KCM's template registry), so nothing reaches for KCM's
+// public registry. Metrics, health and pprof listeners are off; leader election (always on in
 // KCM) uses KCMNamespace. On error nothing is left running; the error names the binary and the fix.
 func StartKCM(assetsDir, kubeconfig, workDir, templatesRepo string, proxy *Proxy) (*Process, error) {
 	bin := filepath.Join(assetsDir, KCM)

@@ -44,14 +44,27 @@ var scenarios = []string{"01-regional-child", "05-m2m", "12-istio-regional-child
 // Sveltos v1.9.0, the version the emulator follows and ci/tools builds, always runs the double pass
 // (chartlib/sveltos doc); the emulator's SinglePass follows a later upstream change that this controller lacks,
 // so it has no real counterpart here.
+// Each scenario replays in a cell of its own (its own management cluster, KCM, Flux, addon-controller and managed
+// clusters), beside the others; the cells start one after the other (goCell), first those of the scenarios that
+// take their turn first (useCell), the cell of the templates' test last, and each is thrown away with everything
+// its scenario created.
 func TestEmulatorMatchesAddonController(t *testing.T) {
 	for _, name := range scenarios {
-		t.Run(name, func(t *testing.T) { replay(t, name, sveltos.DoublePass) })
+		shared.goCell(name, true, false)
+	}
+	shared.goCell(templatesCell, false, false)
+	for _, name := range scenarios {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			replay(t, useCell(t, name, true), name, sveltos.DoublePass)
+		})
 	}
 }
 
 // target is one managed cluster of a scenario and the API server that plays it.
 type target struct {
+	// cell is the scenario's management cluster and controllers.
+	cell    *cell
 	cluster *fleet.Cluster
 	server  *harness.ControlPlane
 	ref     corev1.ObjectReference
@@ -60,10 +73,10 @@ type target struct {
 }
 
 // replay renders scenario name with the emulator in mode, creates the scenario's inputs and KOF's
-// MultiClusterServices and ServiceTemplates on the management cluster, lets KCM make its ServiceSets and
+// MultiClusterServices and ServiceTemplates on c's management cluster, lets KCM make its ServiceSets and
 // ClusterProfiles and addon-controller deploy them, and compares every release's values and objects with the
-// prediction.
-func replay(t *testing.T, name string, mode sveltos.Mode) {
+// prediction. Nothing is deleted at the end: c is thrown away.
+func replay(t *testing.T, c *cell, name string, mode sveltos.Mode) {
 	ctx := context.Background()
 	sc, err := harness.LoadScenario(filepath.Join(shared.root, "tests", "scenarios", "testdata"), name)
 	if err != nil {
@@ -77,10 +90,8 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 	if err != nil {
 		t.Fatalf("kof render: %v", err)
 	}
-	targets := pickTargets(t, f)
-	var created []*unstructured.Unstructured
-	t.Cleanup(func() { cleanup(t, targets, created) })
-	created = append(created, managementInputs(t, sc, f)...)
+	targets := pickTargets(t, c, f)
+	managementInputs(t, c, sc, f)
 	// Istio members receive the labelled KOF namespace before any other service (kof-istio-namespace, which the
 	// Istio MultiClusterServices depend on): watched from before their ClusterProfiles exist.
 	orders := map[*target]*namespaceOrder{}
@@ -92,15 +103,14 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 	var probed bool
 	for _, tg := range targets {
 		reg := registerCluster(t, sc, tg)
-		created = append(created, reg...)
 		if tg.cluster.Role == fleet.RoleChild && !probed {
-			created = append(created, probe(t, tg, reg[0], mode))
+			probe(t, tg, reg, mode)
 			probed = true
 		}
 	}
 	// KCM turns the MultiClusterServices into ServiceSets and Sveltos profiles once the clusters are registered
 	// (holding a MultiClusterService's back on a cluster until those its spec.dependsOn names are deployed there).
-	created = append(created, kcmInputs(t, sc, f)...)
+	kcmInputs(t, c, sc, f)
 	for _, tg := range targets {
 		for _, s := range tg.services {
 			if s.Resources {
@@ -131,33 +141,33 @@ func replay(t *testing.T, name string, mode sveltos.Mode) {
 // istioNamespaceService is the release name of the Istio namespace bootstrap (kof-mothership.istioNamespace).
 const istioNamespaceService = "kof-namespace"
 
-// pickTargets returns one regional cluster, one child cluster (each on its own remote API server) and, when it
-// receives MultiClusterService services, the management cluster (on itself): every kind of layer-2 target.
-func pickTargets(t *testing.T, f *fleet.Fleet) []*target {
+// pickTargets returns one regional cluster, one child cluster (each on its own remote API server of c) and, when
+// it receives MultiClusterService services, the management cluster (on itself): every kind of layer-2 target.
+func pickTargets(t *testing.T, c *cell, f *fleet.Fleet) []*target {
 	t.Helper()
 	var out []*target
 	taken := map[string]bool{}
-	for _, c := range f.Clusters {
-		role := c.Role
+	for _, fc := range f.Clusters {
+		role := fc.Role
 		if taken[role] || (role != fleet.RoleRegional && role != fleet.RoleChild && role != fleet.RoleManagement) {
 			continue
 		}
-		tg := &target{cluster: c, ref: sveltosClusterRef(c.Namespace, c.Name)}
-		for _, s := range c.Services {
+		tg := &target{cell: c, cluster: fc, ref: sveltosClusterRef(fc.Namespace, fc.Name)}
+		for _, s := range fc.Services {
 			if !strings.HasPrefix(s.Via, mcsVia) || !s.Local {
 				continue
 			}
 			if s.Err != nil {
-				t.Fatalf("kof render: cluster %s service %s: %v", c.Name, s.Name, s.Err)
+				t.Fatalf("kof render: cluster %s service %s: %v", fc.Name, s.Name, s.Err)
 			}
 			tg.services = append(tg.services, s)
 		}
 		if len(tg.services) == 0 {
 			continue
 		}
-		tg.server = shared.remotes[role]
+		tg.server = c.remotes[role]
 		if role == fleet.RoleManagement {
-			tg.server = shared.mgmt
+			tg.server = c.mgmt
 		}
 		taken[role] = true
 		out = append(out, tg)
@@ -168,10 +178,10 @@ func pickTargets(t *testing.T, f *fleet.Fleet) []*target {
 	return out
 }
 
-// managementInputs creates on the management cluster what layer 2 reads there: the scenario's namespaces,
+// managementInputs creates on c's management cluster what layer 2 reads there: the scenario's namespaces,
 // ClusterTemplates and ClusterDeployments (each naming a Credential: credentialOf), and the operator's outputs as
 // kof render computed them.
-func managementInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructured.Unstructured {
+func managementInputs(t *testing.T, c *cell, sc *harness.Scenario, f *fleet.Fleet) {
 	t.Helper()
 	ctx := context.Background()
 	var objs []*unstructured.Unstructured
@@ -187,17 +197,16 @@ func managementInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*uns
 		objs = append(objs, o.DeepCopy())
 	}
 	for _, o := range objs {
-		ensureNamespace(t, shared.mgmt, o.GetNamespace())
-		if err := harness.CreateStrict(ctx, shared.mgmt.Client, o); err != nil {
+		ensureNamespace(t, c.mgmt, o.GetNamespace())
+		if err := harness.CreateStrict(ctx, c.mgmt.Client, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return objs
 }
 
 // registerCluster creates the SveltosCluster of tg (the object kof render showed as .Cluster, marked ready) and its
-// kubeconfig Secret pointing at tg's API server.
-func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) []*unstructured.Unstructured {
+// kubeconfig Secret pointing at tg's API server, and returns the SveltosCluster.
+func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) *unstructured.Unstructured {
 	t.Helper()
 	var cluster *unstructured.Unstructured
 	if tg.cluster.Role == fleet.RoleManagement {
@@ -227,13 +236,13 @@ func registerCluster(t *testing.T, sc *harness.Scenario, tg *target) []*unstruct
 	cluster = cluster.DeepCopy()
 	_ = unstructured.SetNestedField(cluster.Object, map[string]any{}, "spec")
 	_ = unstructured.SetNestedField(cluster.Object, map[string]any{"ready": true}, "status")
-	ensureNamespace(t, shared.mgmt, tg.ref.Namespace)
+	ensureNamespace(t, tg.cell.mgmt, tg.ref.Namespace)
 	for _, o := range []*unstructured.Unstructured{secret, cluster} {
-		if err := harness.CreateStrict(context.Background(), shared.mgmt.Client, o); err != nil {
+		if err := harness.CreateStrict(context.Background(), tg.cell.mgmt.Client, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return []*unstructured.Unstructured{cluster, secret}
+	return cluster
 }
 
 // compareResources waits until every object kof render predicted for the plain-resources service s is on tg's API
@@ -262,7 +271,7 @@ func compareResources(t *testing.T, tg *target, s *fleet.Service) {
 		}
 		if err != nil {
 			t.Errorf("cluster %s service %s: %s not deployed within %s: %v; ClusterSummaries:\n%s", tg.cluster.Name,
-				s.Name, key(want), deployWait, err, summaries())
+				s.Name, key(want), deployWait, err, summaries(tg.cell))
 			continue
 		}
 		w := want.DeepCopy()
@@ -315,11 +324,11 @@ func waitRelease(t *testing.T, tg *target, s *fleet.Service) *releaseInfo {
 		if time.Now().After(deadline) {
 			t.Errorf("cluster %s: addon-controller did not deploy release %s/%s within %s (get: %v); "+
 				"ClusterSummaries:\n%s\naddon-controller log: %s", tg.cluster.Name, s.Namespace, s.Name, deployWait, err,
-				summaries(), shared.addon.LogPath)
+				summaries(tg.cell), tg.cell.addon.LogPath)
 			return nil
 		}
-		if err, ok := shared.addon.Exited(); ok {
-			t.Fatalf("addon-controller ended: %v (log: %s)", err, shared.addon.LogPath)
+		if err, ok := tg.cell.addon.Exited(); ok {
+			t.Fatalf("addon-controller ended: %v (log: %s)", err, tg.cell.addon.LogPath)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -411,14 +420,14 @@ func normalize(t *testing.T, v any) any {
 }
 
 // summaries formats the status of every ClusterSummary (what addon-controller says of each deployment), ServiceSet
-// and MultiClusterService (what KCM says).
-func summaries() string {
+// and MultiClusterService (what KCM says) of c's management cluster.
+func summaries(c *cell) string {
 	var b strings.Builder
 	for _, gvk := range []schema.GroupVersionKind{addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind),
 		kcmv1.GroupVersion.WithKind(kcmv1.ServiceSetKind), kcmv1.GroupVersion.WithKind(kcmv1.MultiClusterServiceKind)} {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-		if err := shared.mgmt.Client.List(context.Background(), list); err != nil {
+		if err := c.mgmt.Client.List(context.Background(), list); err != nil {
 			fmt.Fprintf(&b, "list %ss: %v\n", gvk.Kind, err)
 			continue
 		}
@@ -429,98 +438,6 @@ func summaries() string {
 		}
 	}
 	return b.String()
-}
-
-// cleanup deletes the MultiClusterServices and the probe's ClusterProfile (KCM deletes its ServiceSets and their
-// ClusterProfiles; addon-controller withdraws their releases), waits until every release is gone from the remote
-// API servers and KCM's and Sveltos' objects are gone, then deletes the ClusterDeployments (KCM holds them until it
-// has released them), and the other objects the scenario created after them.
-func cleanup(t *testing.T, targets []*target, created []*unstructured.Unstructured) {
-	ctx := context.Background()
-	del := func(o *unstructured.Unstructured) {
-		if err := shared.mgmt.Client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("delete %s: %v", key(o), err)
-		}
-	}
-	for _, o := range created {
-		if k := o.GetKind(); k == addonv1.ClusterProfileKind || k == kcmv1.MultiClusterServiceKind {
-			del(o)
-		}
-	}
-	deadline := time.Now().Add(deployWait)
-	for _, tg := range targets {
-		h := &harness.Helm{Kubeconfig: tg.server.Kubeconfig, Client: tg.server.Client}
-		for _, s := range tg.services {
-			for {
-				rel, err := h.Get(s.Name, s.Namespace)
-				if err == nil && rel == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Errorf("cluster %s: release %s/%s not withdrawn within %s (logs: %s, %s)", tg.cluster.Name,
-						s.Namespace, s.Name, deployWait, shared.addon.LogPath, shared.kcm.LogPath)
-					break
-				}
-				time.Sleep(500 * time.Millisecond)
-			}
-		}
-	}
-	// A MultiClusterService is gone once KCM has deleted its ServiceSets (and they their Profiles, and
-	// addon-controller its ClusterSummaries); a next scenario must not meet an object of the same name still being
-	// deleted.
-	waitGone(t, deadline, []schema.GroupVersionKind{addonv1.GroupVersion.WithKind(addonv1.ClusterProfileKind),
-		kcmv1.GroupVersion.WithKind(kcmv1.MultiClusterServiceKind)})
-	for _, o := range created {
-		if o.GetKind() == harness.KindClusterDeployment {
-			del(o)
-		}
-	}
-	// KCM deletes a ClusterDeployment's own ServiceSet (without services here) before it lets it go.
-	waitGone(t, deadline, []schema.GroupVersionKind{kcmv1.GroupVersion.WithKind(kcmv1.ClusterDeploymentKind),
-		kcmv1.GroupVersion.WithKind(kcmv1.ServiceSetKind), addonv1.GroupVersion.WithKind(addonv1.ProfileKind),
-		addonv1.GroupVersion.WithKind(addonv1.ClusterSummaryKind)})
-	for i := len(created) - 1; i >= 0; i-- {
-		switch created[i].GetKind() {
-		case addonv1.ClusterProfileKind, kcmv1.MultiClusterServiceKind, harness.KindClusterDeployment:
-		default:
-			del(created[i])
-		}
-	}
-	collectOrphanCharts(t)
-}
-
-// waitGone waits until the management cluster has no object of kinds left, until deadline; it fails the test
-// naming what is left, or the controller that ended.
-func waitGone(t *testing.T, deadline time.Time, kinds []schema.GroupVersionKind) {
-	t.Helper()
-	for {
-		var left []string
-		for _, gvk := range kinds {
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			if err := shared.mgmt.Client.List(context.Background(), list); err != nil {
-				left = append(left, fmt.Sprintf("list %ss: %v", gvk.Kind, err)) // unknown yet: the wait goes on
-				continue
-			}
-			for _, o := range list.Items {
-				left = append(left, key(&o))
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		for _, p := range []*harness.Process{shared.addon, shared.kcm} {
-			if err, ended := p.Exited(); ended {
-				t.Fatalf("%s ended while the scenario's objects were deleted: %v (log: %s)", p.Name, err, p.LogPath)
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("left after their deletion (logs: %s, %s): %s", shared.addon.LogPath, shared.kcm.LogPath,
-				strings.Join(left, ", "))
-			return
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }
 
 // ensureNamespace creates namespace ns on cp when it is missing ("" is cluster scope: nothing to do).

@@ -18,14 +18,14 @@ import (
 	"kof.dev/kof/internal/harness"
 )
 
-// kcmInputs creates on the management cluster what KCM turns into ServiceSets and Sveltos ClusterProfiles for the
+// kcmInputs creates on c's management cluster what KCM turns into ServiceSets and Sveltos ClusterProfiles for the
 // scenario: every ServiceTemplate and ServiceTemplateChain kof render shows there with their HelmRepositories and
 // plain-resource sources, a Credential for each ClusterDeployment (KCM reads the one spec.credential names), and
 // every MultiClusterService. A third-party chart needs the internet, which the test has not: its HelmRepository
 // is pointed at a repository serving a stand-in chart of the same name and version that installs nothing, so KCM
 // and Sveltos deliver it and the KOF services that depend on it (a service enters the ServiceSet only once its
-// dependencies are deployed) as they would with the real chart. It returns the objects created, in creation order.
-func kcmInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructured.Unstructured {
+// dependencies are deployed) as they would with the real chart.
+func kcmInputs(t *testing.T, c *cell, sc *harness.Scenario, f *fleet.Fleet) {
 	t.Helper()
 	ctx := context.Background()
 	inputs, _ := templateInputs(t, f)
@@ -52,7 +52,7 @@ func kcmInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructur
 		// The identity holds nothing: the cluster's provider, which would read it, does not run here.
 		identity := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
 			"metadata": map[string]any{"name": cred + "-identity", "namespace": o.GetNamespace()}}}
-		c := &unstructured.Unstructured{Object: map[string]any{
+		credential := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": kcmv1.GroupVersion.String(), "kind": kcmv1.CredentialKind,
 			"metadata": map[string]any{"name": cred, "namespace": o.GetNamespace()},
 			// KCM reads a Credential's region (none: the management cluster's own) and checks that its identity
@@ -60,7 +60,7 @@ func kcmInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructur
 			"spec": map[string]any{"identityRef": map[string]any{"apiVersion": "v1", "kind": "Secret",
 				"name": cred + "-identity", "namespace": o.GetNamespace()}},
 		}}
-		inputs = append(inputs, identity, c)
+		inputs = append(inputs, identity, credential)
 	}
 	for _, s := range f.Clusters[0].Services {
 		if s.Objects == nil {
@@ -71,12 +71,11 @@ func kcmInputs(t *testing.T, sc *harness.Scenario, f *fleet.Fleet) []*unstructur
 		}
 	}
 	for _, o := range inputs {
-		ensureNamespace(t, shared.mgmt, o.GetNamespace())
-		if err := harness.CreateStrict(ctx, shared.mgmt.Client, o); err != nil {
+		ensureNamespace(t, c.mgmt, o.GetNamespace())
+		if err := harness.CreateStrict(ctx, c.mgmt.Client, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return inputs
 }
 
 // standInRepository serves, for the scenario's run, one stand-in chart (no templates) per chart and version a
@@ -131,17 +130,18 @@ func credentialOf(cd *unstructured.Unstructured) string {
 	return cd.GetName() + "-credential"
 }
 
-// collectOrphanCharts deletes the Flux HelmCharts KCM made for templates that no longer exist, as the garbage
+// collectOrphanCharts deletes the Flux HelmCharts KCM made on c's management cluster for templates that no longer
+// exist, as the garbage
 // collector of a real cluster would (KCM makes one HelmChart per ServiceTemplate, owned by it; the test's API
 // server runs no garbage collector). Without it a template created again later would be judged by the chart its
 // predecessor fetched.
-func collectOrphanCharts(t *testing.T) {
+func collectOrphanCharts(t *testing.T, c *cell) {
 	t.Helper()
 	ctx := context.Background()
 	charts := &unstructured.UnstructuredList{}
 	charts.SetGroupVersionKind(schema.GroupVersionKind{Group: "source.toolkit.fluxcd.io", Version: "v1",
 		Kind: "HelmChartList"})
-	if err := shared.mgmt.Client.List(ctx, charts, client.InNamespace(harness.KCMNamespace)); err != nil {
+	if err := c.mgmt.Client.List(ctx, charts, client.InNamespace(harness.KCMNamespace)); err != nil {
 		t.Errorf("list HelmCharts: %v", err)
 		return
 	}
@@ -152,9 +152,9 @@ func collectOrphanCharts(t *testing.T) {
 				continue
 			}
 			owner := &kcmv1.ServiceTemplate{}
-			err := shared.mgmt.Client.Get(ctx, client.ObjectKey{Namespace: hc.GetNamespace(), Name: ref.Name}, owner)
+			err := c.mgmt.Client.Get(ctx, client.ObjectKey{Namespace: hc.GetNamespace(), Name: ref.Name}, owner)
 			if apierrors.IsNotFound(err) || (err == nil && (owner.UID != ref.UID || owner.DeletionTimestamp != nil)) {
-				if err := shared.mgmt.Client.Delete(ctx, hc); err != nil && !apierrors.IsNotFound(err) {
+				if err := c.mgmt.Client.Delete(ctx, hc); err != nil && !apierrors.IsNotFound(err) {
 					t.Errorf("delete HelmChart %s: %v", hc.GetName(), err)
 				}
 			}

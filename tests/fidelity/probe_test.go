@@ -32,8 +32,8 @@ prometheus-operator-crds:
 
 // probe deploys the probe release to tg through a ClusterProfile of its own and checks that addon-controller
 // installed the values the emulator predicts in mode, and that the other mode predicts different values (the probe
-// tells the modes apart). It returns the ClusterProfile to delete.
-func probe(t *testing.T, tg *target, cluster *unstructured.Unstructured, mode sveltos.Mode) *unstructured.Unstructured {
+// tells the modes apart).
+func probe(t *testing.T, tg *target, cluster *unstructured.Unstructured, mode sveltos.Mode) {
 	t.Helper()
 	p := &addonv1.ClusterProfile{ObjectMeta: metav1.ObjectMeta{Name: probeRelease + "-" + tg.ref.Name},
 		Spec: addonv1.Spec{ClusterRefs: []corev1.ObjectReference{tg.ref}, SyncMode: addonv1.SyncModeContinuous,
@@ -47,7 +47,7 @@ func probe(t *testing.T, tg *target, cluster *unstructured.Unstructured, mode sv
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(addonv1.GroupVersion.WithKind(addonv1.ClusterProfileKind))
 	unstructured.RemoveNestedField(u.Object, "status")
-	if err := shared.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
+	if err := tg.cell.mgmt.Client.Create(context.Background(), u, client.FieldValidation("Strict")); err != nil {
 		t.Fatalf("create ClusterProfile %s: %v", u.GetName(), err)
 	}
 	predict := func(m sveltos.Mode) (map[string]any, error) {
@@ -71,7 +71,6 @@ func probe(t *testing.T, tg *target, cluster *unstructured.Unstructured, mode sv
 	if got, err := predict(other); err == nil && cmp.Diff(normalize(t, want), normalize(t, got)) == "" {
 		t.Errorf("the probe's values are the same in modes %v and %v; it cannot tell them apart", mode, other)
 	}
-	return u
 }
 
 // operatorsVersion returns the version of the kof-operators chart tg receives.

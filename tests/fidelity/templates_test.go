@@ -30,14 +30,17 @@ const plantedVersion = "0.0.0-not-served"
 // KCM's own template controllers judge them: every template of a KOF chart or of KOF's plain resources and every
 // chain must be valid; a third-party chart's template must be judged invalid only because its chart cannot be
 // fetched here (the proxy refuses every outside address). A planted template whose chart version the repository
-// does not serve must be invalid, with KCM's message naming that version.
+// does not serve must be invalid, with KCM's message naming that version. The scenarios take turns on one cell
+// without managed clusters (KCM's template controllers need no component deployed; the cell starts after the
+// replays' cells, while they replay), each deleting its templates when it ends.
 func TestKCMJudgesServiceTemplates(t *testing.T) {
+	c := useCell(t, templatesCell, false)
 	for _, name := range scenarios {
-		t.Run(name, func(t *testing.T) { judgeTemplates(t, name) })
+		t.Run(name, func(t *testing.T) { judgeTemplates(t, c, name) })
 	}
 }
 
-func judgeTemplates(t *testing.T, name string) {
+func judgeTemplates(t *testing.T, c *cell, name string) {
 	ctx := context.Background()
 	f := renderScenario(t, name)
 	inputs, local := templateInputs(t, f)
@@ -45,24 +48,24 @@ func judgeTemplates(t *testing.T, name string) {
 	inputs = append(inputs, planted)
 	t.Cleanup(func() {
 		for i := len(inputs) - 1; i >= 0; i-- {
-			if err := shared.mgmt.Client.Delete(ctx, inputs[i]); err != nil && !apierrors.IsNotFound(err) {
+			if err := c.mgmt.Client.Delete(ctx, inputs[i]); err != nil && !apierrors.IsNotFound(err) {
 				t.Errorf("delete %s: %v", key(inputs[i]), err)
 			}
 		}
-		collectOrphanCharts(t)
+		collectOrphanCharts(t, c)
 	})
 	var want []string
 	for _, o := range inputs {
-		ensureNamespace(t, shared.mgmt, o.GetNamespace())
-		if err := harness.CreateStrict(ctx, shared.mgmt.Client, o); err != nil {
+		ensureNamespace(t, c.mgmt, o.GetNamespace())
+		if err := harness.CreateStrict(ctx, c.mgmt.Client, o); err != nil {
 			t.Fatal(err)
 		}
 		if k := o.GetKind(); k == kindServiceTemplate || k == kindServiceTemplateChain {
 			want = append(want, k+"/"+o.GetName())
 		}
 	}
-	states, err := harness.WaitServiceTemplates(ctx, shared.mgmt.Client, harness.KCMNamespace, want,
-		harness.TemplateWait, shared.kcm)
+	states, err := harness.WaitServiceTemplates(ctx, c.mgmt.Client, harness.KCMNamespace, want,
+		harness.TemplateWait, c.kcm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func judgeTemplates(t *testing.T, name string) {
 			}
 		case s.Kind == kindServiceTemplateChain || local[s.Name]:
 			if !s.Valid {
-				t.Errorf("%s (log: %s)", s, shared.kcm.LogPath)
+				t.Errorf("%s (log: %s)", s, c.kcm.LogPath)
 			}
 		case s.Valid:
 			t.Errorf("%s: a third-party chart cannot be fetched here, yet KCM says valid", s)
