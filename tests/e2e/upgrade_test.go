@@ -439,8 +439,9 @@ func suspendMovingHelmReleases(t *testing.T, ctx context.Context, from string) {
 	if err != nil {
 		t.Fatalf("the suspend lines of %s failed: %v", guide, err)
 	}
-	var list helmv2.HelmReleaseList
-	if err := shared.session.ControlPlane.Client.List(ctx, &list, client.InNamespace(from),
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(helmv2.GroupVersion.WithKind(helmv2.HelmReleaseKind + "List"))
+	if err := c().List(ctx, list, client.InNamespace(from),
 		client.MatchingLabels{"app.kubernetes.io/name": "kof", "app.kubernetes.io/instance": harness.UmbrellaRelease}); err != nil {
 		t.Fatal(err)
 	}
@@ -448,8 +449,8 @@ func suspendMovingHelmReleases(t *testing.T, ctx context.Context, from string) {
 		t.Fatalf("no HelmRelease of the umbrella in %s to suspend", from)
 	}
 	for _, hr := range list.Items {
-		if !hr.Spec.Suspend {
-			t.Errorf("HelmRelease %s/%s is not suspended after the docs' lines", hr.Namespace, hr.Name)
+		if suspended, _, _ := unstructured.NestedBool(hr.Object, "spec", "suspend"); !suspended {
+			t.Errorf("HelmRelease %s/%s is not suspended after the docs' lines", hr.GetNamespace(), hr.GetName())
 		}
 	}
 }
