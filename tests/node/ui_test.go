@@ -140,10 +140,15 @@ func checkUI(t *testing.T, digest string) {
 
 // uiCall GETs url with bearer (none when "") and returns the status and body, retrying for a few seconds while the
 // status differs from want (a new RBAC binding reaches the authorizer's cache shortly after its creation). A
-// viewer's page reads the whole fleet and renders its prediction, which takes seconds on two busy cores.
+// viewer's first page reads the whole fleet and renders its prediction: seconds on two idle cores, but more than a
+// minute when `make test` runs four packages beside it (a CI run failed on a one-minute client timeout), so one
+// request may take up to uiRequestTimeout.
+// uiRequestTimeout bounds one request of uiCall.
+const uiRequestTimeout = 3 * time.Minute
+
 func uiCall(t *testing.T, url, bearer string, want int) (int, string) {
 	t.Helper()
-	hc := &http.Client{Timeout: time.Minute}
+	hc := &http.Client{Timeout: uiRequestTimeout}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		req, err := http.NewRequest(http.MethodGet, url, nil)
