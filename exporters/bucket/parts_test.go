@@ -42,20 +42,7 @@ func TestPartBuffer(t *testing.T) {
 		}
 	}
 	r := b.reader()
-	got, err := io.ReadAll(r)
-	if err != nil || !bytes.Equal(got, src[:limit]) {
-		t.Fatalf("ReadAll: %d bytes, err %v; want the %d bytes written", len(got), err, limit)
-	}
-	if pos, err := r.Seek(chunkSize-10, io.SeekStart); err != nil || pos != chunkSize-10 {
-		t.Fatalf("Seek: %d, %v", pos, err)
-	}
-	part := make([]byte, 20)
-	if n, err := io.ReadFull(r, part); err != nil || n != 20 || !bytes.Equal(part, src[chunkSize-10:chunkSize+10]) {
-		t.Fatalf("read across a chunk boundary: %d, %v", n, err)
-	}
-	if n, err := r.ReadAt(part, int64(limit-5)); n != 5 || err != io.EOF || !bytes.Equal(part[:5], src[limit-5:limit]) {
-		t.Fatalf("ReadAt at the end: %d, %v; want 5 bytes and io.EOF", n, err)
-	}
+	checkPartReader(t, r, src, limit)
 	if pos, err := r.Seek(-1, io.SeekEnd); err != nil || pos != int64(limit-1) {
 		t.Fatalf("Seek from the end: %d, %v", pos, err)
 	}
@@ -72,5 +59,25 @@ func TestPartBuffer(t *testing.T) {
 	}
 	if got, _ := io.ReadAll(b.reader()); string(got) != "next part" {
 		t.Fatalf("next part reads %q", got)
+	}
+}
+
+// checkPartReader checks r, the reader of a part holding src[:limit] (limit > chunkSize+10): it reads the part
+// whole, seeks to 10 bytes before the first chunk boundary and reads across it, and reads the last 5 bytes at their
+// offset with io.EOF.
+func checkPartReader(t *testing.T, r partReader, src []byte, limit int) {
+	t.Helper()
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, src[:limit]) {
+		t.Fatalf("ReadAll: %d bytes, err %v; want the %d bytes written", len(got), err, limit)
+	}
+	if pos, err := r.Seek(chunkSize-10, io.SeekStart); err != nil || pos != chunkSize-10 {
+		t.Fatalf("Seek: %d, %v", pos, err)
+	}
+	part := make([]byte, 20)
+	if n, err := io.ReadFull(r, part); err != nil || n != 20 || !bytes.Equal(part, src[chunkSize-10:chunkSize+10]) {
+		t.Fatalf("read across a chunk boundary: %d, %v", n, err)
+	}
+	if n, err := r.ReadAt(part, int64(limit-5)); n != 5 || err != io.EOF || !bytes.Equal(part[:5], src[limit-5:limit]) {
+		t.Fatalf("ReadAt at the end: %d, %v; want 5 bytes and io.EOF", n, err)
 	}
 }

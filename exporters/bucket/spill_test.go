@@ -1,7 +1,6 @@
 package bucket
 
 import (
-	"bytes"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -52,19 +51,7 @@ func TestSpillBuffer(t *testing.T) {
 	}
 	file := b.f
 	r := b.reader()
-	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, src[:limit]) {
-		t.Fatalf("ReadAll: %d bytes, err %v; want the %d bytes written", len(got), err, limit)
-	}
-	if pos, err := r.Seek(chunkSize-10, io.SeekStart); err != nil || pos != chunkSize-10 {
-		t.Fatalf("Seek: %d, %v", pos, err)
-	}
-	part := make([]byte, 20)
-	if n, err := io.ReadFull(r, part); err != nil || n != 20 || !bytes.Equal(part, src[chunkSize-10:chunkSize+10]) {
-		t.Fatalf("read after Seek: %d, %v", n, err)
-	}
-	if n, err := r.ReadAt(part, int64(limit-5)); n != 5 || err != io.EOF || !bytes.Equal(part[:5], src[limit-5:limit]) {
-		t.Fatalf("ReadAt at the end: %d, %v; want 5 bytes and io.EOF", n, err)
-	}
+	checkPartReader(t, r, src, limit)
 	if r.Size() != int64(limit) {
 		t.Fatalf("reader size %d, want %d", r.Size(), limit)
 	}
