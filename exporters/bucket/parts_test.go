@@ -14,22 +14,7 @@ import (
 func TestPartBuffer(t *testing.T) {
 	var pool chunkPool
 	b := partBuffer{pool: &pool}
-	limit := 3*chunkSize + 12345
-	src := make([]byte, limit+999)
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range src {
-		src[i] = byte(rng.Uint32())
-	}
-	taken := 0
-	for p := src; len(p) > 0; {
-		k := min(len(p), 1+rng.IntN(100_000))
-		c, _ := b.write(p[:k], limit)
-		taken += c
-		if c < k {
-			break
-		}
-		p = p[k:]
-	}
+	src, limit, taken := fillPart(t, 1, b.write)
 	if taken != limit || b.len() != limit {
 		t.Fatalf("took %d bytes, buffer holds %d; want the limit %d", taken, b.len(), limit)
 	}
@@ -80,4 +65,31 @@ func checkPartReader(t *testing.T, r partReader, src []byte, limit int) {
 	if n, err := r.ReadAt(part, int64(limit-5)); n != 5 || err != io.EOF || !bytes.Equal(part[:5], src[limit-5:limit]) {
 		t.Fatalf("ReadAt at the end: %d, %v; want 5 bytes and io.EOF", n, err)
 	}
+}
+
+// fillPart writes random bytes (seeded by seed) with write in writes of odd sizes up to 100,000 bytes, to a part
+// whose limit, 3*chunkSize+12345, is not a multiple of chunkSize, until write takes less than it was given. It
+// returns the bytes offered (999 more than the limit), the limit and how many bytes write took; a write error fails
+// the test.
+func fillPart(t *testing.T, seed uint64, write func(p []byte, limit int) (int, error)) (src []byte, limit, taken int) {
+	t.Helper()
+	limit = 3*chunkSize + 12345
+	src = make([]byte, limit+999)
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	for p := src; len(p) > 0; {
+		k := min(len(p), 1+rng.IntN(100_000))
+		c, err := write(p[:k], limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken += c
+		if c < k {
+			break
+		}
+		p = p[k:]
+	}
+	return src, limit, taken
 }

@@ -2,7 +2,6 @@ package bucket
 
 import (
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,25 +20,7 @@ func TestSpillBuffer(t *testing.T) {
 	if got, _ := io.ReadAll(b.reader()); len(got) != 0 {
 		t.Fatalf("an unwritten buffer reads %d bytes, want 0", len(got))
 	}
-	limit := 3*chunkSize + 12345
-	src := make([]byte, limit+999)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range src {
-		src[i] = byte(rng.Uint32())
-	}
-	taken := 0
-	for p := src; len(p) > 0; {
-		k := min(len(p), 1+rng.IntN(100_000))
-		c, err := b.write(p[:k], limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		taken += c
-		if c < k {
-			break
-		}
-		p = p[k:]
-	}
+	src, limit, taken := fillPart(t, 3, b.write)
 	if taken != limit || b.len() != limit {
 		t.Fatalf("took %d bytes, buffer holds %d; want the limit %d", taken, b.len(), limit)
 	}
