@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -319,7 +318,7 @@ func (c *auditCollector) stop() {
 
 // auditOnly reduces the node collector config body to its audit pipeline: the other pipelines, and the receivers,
 // processors and exporters only they use, are removed; the health check and the collector's own metrics listen on
-// free loopback ports. It returns the first file the filelog/audit receiver includes.
+// loopback ports the kernel picks (port 0). It returns the first file the filelog/audit receiver includes.
 func auditOnly(t *testing.T, body map[string]any) string {
 	t.Helper()
 	service := body["service"].(map[string]any)
@@ -341,15 +340,15 @@ func auditOnly(t *testing.T, body map[string]any) string {
 			}
 		}
 	}
+	// Port 0: the kernel picks a free port when the collector binds it. A port picked free beforehand can be taken
+	// by another test package before the collector starts (a CI run failed with "address already in use").
 	if ext, ok := body["extensions"].(map[string]any); ok {
 		if hc, ok := ext["health_check"].(map[string]any); ok {
-			hc["endpoint"] = testproc.FreeAddr(t)
+			hc["endpoint"] = "127.0.0.1:0"
 		}
 	}
-	host, port, _ := net.SplitHostPort(testproc.FreeAddr(t))
-	p, _ := strconv.Atoi(port)
 	service["telemetry"] = map[string]any{"metrics": map[string]any{"level": "basic", "readers": []any{
-		map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": host, "port": p}}}}}}}
+		map[string]any{"pull": map[string]any{"exporter": map[string]any{"prometheus": map[string]any{"host": "127.0.0.1", "port": 0}}}}}}}
 	recv := body["receivers"].(map[string]any)["filelog/audit"].(map[string]any)
 	include, _ := recv["include"].([]any)
 	if len(include) == 0 {
