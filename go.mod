@@ -63,6 +63,36 @@ require (
 )
 
 require (
+	cel.dev/expr v0.25.3 // indirect
+	github.com/Azure/go-ntlmssp v0.1.1 // indirect
+	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
+	github.com/fluxcd/pkg/runtime v0.107.0 // indirect
+	github.com/go-asn1-ber/asn1-ber v1.5.8-0.20250403174932-29230038a667 // indirect
+	github.com/go-ldap/ldap/v3 v3.4.13 // indirect
+	github.com/gobuffalo/flect v1.0.3 // indirect
+	github.com/google/cel-go v0.30.0 // indirect
+	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
+	github.com/hashicorp/go-retryablehttp v0.7.8 // indirect
+	github.com/onsi/gomega v1.41.0 // indirect
+	github.com/openshift/custom-resource-status v1.1.2 // indirect
+	github.com/projectsveltos/lua-utils/glua-json v0.0.0-20251212200258-2b3cdcb7c0f5 // indirect
+	github.com/projectsveltos/lua-utils/glua-runes v0.0.0-20251212200258-2b3cdcb7c0f5 // indirect
+	github.com/projectsveltos/lua-utils/glua-sprig v0.0.0-20251212200258-2b3cdcb7c0f5 // indirect
+	github.com/projectsveltos/lua-utils/glua-strings v0.0.0-20251212200258-2b3cdcb7c0f5 // indirect
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	github.com/segmentio/analytics-go/v3 v3.3.0 // indirect
+	github.com/segmentio/backo-go v1.1.0 // indirect
+	github.com/telekom/cluster-api-ipam-provider-infoblox v0.2.2 // indirect
+	github.com/yuin/gopher-lua v1.1.2 // indirect
+	k8s.io/cluster-bootstrap v0.36.0 // indirect
+	kubevirt.io/api v1.8.2 // indirect
+	kubevirt.io/containerized-data-importer-api v1.65.0 // indirect
+	kubevirt.io/controller-lifecycle-operator-sdk/api v0.2.4 // indirect
+	sigs.k8s.io/cluster-api-ipam-provider-in-cluster v1.1.0 // indirect
+	sigs.k8s.io/cluster-api-operator v0.27.0 // indirect
+)
+
+require (
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/MakeNowJust/heredoc v1.0.0 // indirect
@@ -173,7 +203,6 @@ require (
 	github.com/hashicorp/go-msgpack/v2 v2.1.5 // indirect
 	github.com/hashicorp/go-multierror v1.1.1 // indirect
 	github.com/hashicorp/go-sockaddr v1.0.7 // indirect
-	github.com/hashicorp/go-uuid v1.0.3 // indirect
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/hashicorp/golang-lru v0.6.0 // indirect
 	github.com/hashicorp/golang-lru/v2 v2.0.7 // indirect
@@ -320,3 +349,5 @@ require (
 	sigs.k8s.io/cluster-api v1.13.2 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 )
+
+tool github.com/K0rdent/kcm/cmd

@@ -27,6 +27,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN="${BIN:-$ROOT/bin}"
 CACHE="${KOF_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kof-tools}"
+# The cgo setting `go build` of bin/kof uses (the caller's, else the machine's default), for tools built from KOF's own
+# module with bin/kof's flags so that their shared packages compile once (ci/tools/kcm.sh).
+KOF_CGO_ENABLED="${CGO_ENABLED:-$(go env CGO_ENABLED)}"
 export CGO_ENABLED=0 GOWORK=off GOFLAGS=-buildvcs=false GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
 say() { echo "[tools $(date +%T)] $*" >&2; }
