@@ -176,8 +176,9 @@ type batchLine struct {
 	start, end int
 }
 
-// write reads the export of p in h in one goroutine (HTTP and JSON) while another encodes it (Parquet and ZSTD), so
-// the two use two cores; batches of pipeSamples samples are handed over and reused, so memory stays bounded.
+// write reads the export of p in h in one goroutine (HTTP and JSON) while another hands it to the SeriesWriter,
+// which encodes each file in a goroutine of its own (Parquet and ZSTD), so the stages share the cores; batches of
+// pipeSamples samples are handed over and reused, so memory stays bounded.
 func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error) {
 	w, err := columnar.NewSeriesWriter(outs[0], outs[1], opts)
 	if err != nil {
@@ -238,8 +239,10 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 	writeErr := <-done
 	switch {
 	case writeErr != nil:
+		w.Abort()
 		return written{}, writeErr
 	case readErr != nil:
+		w.Abort()
 		return written{}, readErr
 	}
 	samples, series, err := w.Close()

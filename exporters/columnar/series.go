@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -92,20 +93,18 @@ func SeriesID(name string, labels [][2]string) (int64, uint64) {
 // SeriesWriter writes one metrics folder of layout MetricsLayout: every sample into the samples file (series_id,
 // timestamp, value) and every distinct series once into the series file (series_id, metric_name, labels), both
 // streamed to their writers with row groups bounded in rows. Either writer may be nil, which skips that file (a
-// rerun that finds one of the two files complete writes only the other).
+// rerun that finds one of the two files complete writes only the other). Each file is encoded in a goroutine of its
+// own, fed batches of rows; end a SeriesWriter with Close, or with Abort when its files are dropped.
 type SeriesWriter struct {
-	samples *parquet.GenericWriter[SampleRow]
-	series  *parquet.GenericWriter[SeriesRow]
+	samples *encoder[SampleRow]
+	series  *encoder[SeriesRow]
 	sOut    *measure
 	rOut    *measure
 
 	seen     map[int64]uint64 // series id → check hash
 	cur      int64
-	buf      []SampleRow
-	rows     []SeriesRow
 	sum, ser Summary
 	nSeries  int64
-	curRows  int64 // samples of the current series, for the time bounds
 	minT     int64
 	maxT     int64
 	anyTimes bool
@@ -118,7 +117,7 @@ func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, er
 	if rows <= 0 {
 		rows = DefaultRowGroupRows
 	}
-	w := &SeriesWriter{seen: map[int64]uint64{}, buf: make([]SampleRow, 0, batch)}
+	w := &SeriesWriter{seen: map[int64]uint64{}}
 	common := func(groupRows int64) ([]parquet.WriterOption, error) {
 		codec, err := newZstdCodec(1)
 		if err != nil {
@@ -136,7 +135,7 @@ func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, er
 			return nil, err
 		}
 		w.sOut = &measure{w: samples, h: sha256.New()}
-		w.samples = parquet.NewGenericWriter[SampleRow](w.sOut, o...)
+		w.samples = newEncoder(parquet.NewGenericWriter[SampleRow](w.sOut, o...), "sample", sampleBatch)
 	}
 	if series != nil {
 		o, err := common(min(rows, seriesRowGroupRows))
@@ -145,7 +144,7 @@ func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, er
 		}
 		o = append(o, parquet.SkipPageBounds("labels", "key_value", "key"), parquet.SkipPageBounds("labels", "key_value", "value"))
 		w.rOut = &measure{w: series, h: sha256.New()}
-		w.series = parquet.NewGenericWriter[SeriesRow](w.rOut, o...)
+		w.series = newEncoder(parquet.NewGenericWriter[SeriesRow](w.rOut, o...), "series", seriesBatch)
 	}
 	return w, nil
 }
@@ -171,24 +170,8 @@ func (w *SeriesWriter) Series(name string, labels [][2]string) error {
 	for _, l := range labels {
 		m[l[0]] = l[1]
 	}
-	w.rows = append(w.rows, SeriesRow{SeriesID: id, MetricName: name, Labels: m})
 	w.ser.Rows++
-	if len(w.rows) == batch {
-		return w.flushSeries()
-	}
-	return nil
-}
-
-func (w *SeriesWriter) flushSeries() error {
-	if len(w.rows) == 0 {
-		return nil
-	}
-	if _, err := w.series.Write(w.rows); err != nil {
-		return fmt.Errorf("write series rows: %w", err)
-	}
-	clear(w.rows)
-	w.rows = w.rows[:0]
-	return nil
+	return w.series.add(SeriesRow{SeriesID: id, MetricName: name, Labels: m})
 }
 
 // Samples adds samples of the current series (ms since the Unix epoch; values[i] belongs to ts[i]). Errors are write
@@ -206,24 +189,10 @@ func (w *SeriesWriter) Samples(ts []int64, values []float64) error {
 		if w.samples == nil {
 			continue
 		}
-		w.buf = append(w.buf, SampleRow{SeriesID: w.cur, Timestamp: t, Value: values[i]})
-		if len(w.buf) == cap(w.buf) {
-			if err := w.flushSamples(); err != nil {
-				return err
-			}
+		if err := w.samples.add(SampleRow{SeriesID: w.cur, Timestamp: t, Value: values[i]}); err != nil {
+			return err
 		}
 	}
-	return nil
-}
-
-func (w *SeriesWriter) flushSamples() error {
-	if len(w.buf) == 0 {
-		return nil
-	}
-	if _, err := w.samples.Write(w.buf); err != nil {
-		return fmt.Errorf("write sample rows: %w", err)
-	}
-	w.buf = w.buf[:0]
 	return nil
 }
 
@@ -231,33 +200,38 @@ func (w *SeriesWriter) flushSamples() error {
 func (w *SeriesWriter) Rows() int64 { return w.sum.Rows }
 
 // Close writes the pending rows and both footers and returns the summaries of the samples and the series file
-// (zero for a skipped one; both count their rows). It does not close the underlying writers.
+// (zero for a skipped one; both count their rows). It does not close the underlying writers. Errors are the first
+// write error of either file.
 func (w *SeriesWriter) Close() (samples, series Summary, err error) {
+	serr, rerr := w.samples.stop(), w.series.stop()
+	if err := errors.Join(serr, rerr); err != nil {
+		return Summary{}, Summary{}, err
+	}
 	if w.anyTimes {
 		w.sum.MinTime, w.sum.MaxTime = time.UnixMilli(w.minT).UTC(), time.UnixMilli(w.maxT).UTC()
 	}
 	w.ser.MinTime, w.ser.MaxTime = w.sum.MinTime, w.sum.MaxTime
 	if w.samples != nil {
-		if err := w.flushSamples(); err != nil {
-			return Summary{}, Summary{}, err
-		}
-		setMeta(w.samples, "samples", w.sum, w.nSeries)
-		if err := w.samples.Close(); err != nil {
+		setMeta(w.samples.pw, "samples", w.sum, w.nSeries)
+		if err := w.samples.pw.Close(); err != nil {
 			return Summary{}, Summary{}, fmt.Errorf("close samples file: %w", err)
 		}
 		w.sum.Bytes, w.sum.SHA256 = w.sOut.n, hex.EncodeToString(w.sOut.h.Sum(nil))
 	}
 	if w.series != nil {
-		if err := w.flushSeries(); err != nil {
-			return Summary{}, Summary{}, err
-		}
-		setMeta(w.series, "series", w.ser, w.nSeries)
-		if err := w.series.Close(); err != nil {
+		setMeta(w.series.pw, "series", w.ser, w.nSeries)
+		if err := w.series.pw.Close(); err != nil {
 			return Summary{}, Summary{}, fmt.Errorf("close series file: %w", err)
 		}
 		w.ser.Bytes, w.ser.SHA256 = w.rOut.n, hex.EncodeToString(w.rOut.h.Sum(nil))
 	}
 	return w.sum, w.ser, nil
+}
+
+// Abort stops the encoding goroutines of a SeriesWriter that will not be closed (its export failed): the rows not
+// yet written and the footers are dropped. It may follow Close, and then does nothing.
+func (w *SeriesWriter) Abort() {
+	_, _ = w.samples.stop(), w.series.stop()
 }
 
 // SeriesCount returns the distinct series seen so far.

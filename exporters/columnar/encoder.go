@@ -1,0 +1,96 @@
+package columnar
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/parquet-go/parquet-go"
+)
+
+// The batches a SeriesWriter hands to the goroutine encoding a file: sampleBatch rows of a samples file (24 bytes
+// each) or seriesBatch rows of a series file (each with its labels map), encoderBuffers batches per file (one being
+// filled, one being encoded, one queued), so a file's pending rows stay a few hundred KiB.
+const (
+	sampleBatch    = 8 << 10
+	seriesBatch    = 256
+	encoderBuffers = 3
+)
+
+// encoder writes the rows of one Parquet file in its own goroutine (page encoding and ZSTD), so that the samples
+// file, the series file and the caller each use a core. Rows are added in batches that are handed over and reused.
+// Its methods are called from one goroutine; pw is the goroutine's until stop returns.
+type encoder[T any] struct {
+	pw   *parquet.GenericWriter[T]
+	what string
+	cur  []T
+	free chan []T
+	full chan []T
+	done chan struct{}
+
+	mu  sync.Mutex
+	err error
+}
+
+// newEncoder returns an encoder of rows of what ("sample" or "series") into pw, handing over batches of rows rows,
+// and starts its goroutine (stop ends it).
+func newEncoder[T any](pw *parquet.GenericWriter[T], what string, rows int) *encoder[T] {
+	e := &encoder[T]{pw: pw, what: what, cur: make([]T, 0, rows),
+		free: make(chan []T, encoderBuffers), full: make(chan []T, encoderBuffers), done: make(chan struct{})}
+	for range encoderBuffers - 1 {
+		e.free <- make([]T, 0, rows)
+	}
+	go e.run()
+	return e
+}
+
+func (e *encoder[T]) run() {
+	defer close(e.done)
+	for rows := range e.full {
+		if e.failed() == nil {
+			if _, err := e.pw.Write(rows); err != nil {
+				e.mu.Lock()
+				e.err = fmt.Errorf("write %s rows: %w", e.what, err)
+				e.mu.Unlock()
+			}
+		}
+		clear(rows)
+		e.free <- rows[:0]
+	}
+}
+
+// failed returns the first write error of the goroutine, nil while there is none.
+func (e *encoder[T]) failed() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err
+}
+
+// add adds one row; a full batch is handed to the goroutine. It returns the goroutine's first write error.
+func (e *encoder[T]) add(r T) error {
+	e.cur = append(e.cur, r)
+	if len(e.cur) < cap(e.cur) {
+		return nil
+	}
+	if err := e.failed(); err != nil {
+		return err
+	}
+	e.full <- e.cur
+	e.cur = <-e.free
+	return nil
+}
+
+// stop hands the pending rows to the goroutine (unless it failed), waits until it has written them and ends it. It
+// returns the goroutine's first write error. A nil encoder (a skipped file) and a stopped one return nil.
+func (e *encoder[T]) stop() error {
+	if e == nil || e.full == nil {
+		return nil
+	}
+	if len(e.cur) > 0 && e.failed() == nil {
+		e.full <- e.cur
+		e.cur = nil
+	}
+	close(e.full)
+	<-e.done
+	e.full = nil
+	return e.failed()
+}
