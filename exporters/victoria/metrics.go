@@ -1,6 +1,7 @@
 package victoria
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -8,8 +9,10 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/valyala/fastjson"
+	"github.com/valyala/fastjson/fastfloat"
 
 	"kof.dev/kof/exporters/window"
 )
@@ -23,6 +26,26 @@ type Series struct {
 	Timestamps []int64
 	// Values are the sample values; Values[i] belongs to Timestamps[i].
 	Values []float64
+
+	names map[string]string // label names seen, so that each is allocated once (at most maxNames)
+}
+
+// maxNames bounds the label names a Series keeps for reuse.
+const maxNames = 1024
+
+// name returns k as a string, the same string for the same label name.
+func (s *Series) name(k []byte) string {
+	if n, ok := s.names[string(k)]; ok {
+		return n
+	}
+	n := string(k)
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	if len(s.names) < maxNames {
+		s.names[n] = n
+	}
+	return n
 }
 
 // Label is one label name and value.
@@ -70,6 +93,7 @@ func (m Metrics) Export(ctx context.Context, selector string, h window.Hour, fn 
 	var p fastjson.Parser
 	s := &Series{}
 	n := 0
+	start, end := h.Start.UnixMilli(), h.End.UnixMilli()
 	return Lines(body, func(line []byte) error {
 		n++
 		if err := decodeSeries(&p, line, s); err != nil {
@@ -79,7 +103,7 @@ func (m Metrics) Export(ctx context.Context, selector string, h window.Hour, fn 
 		// sample can never land in two windows.
 		keep := 0
 		for i, t := range s.Timestamps {
-			if t >= h.Start.UnixMilli() && t < h.End.UnixMilli() {
+			if t >= start && t < end {
 				s.Timestamps[keep], s.Values[keep] = t, s.Values[i]
 				keep++
 			}
@@ -95,6 +119,9 @@ func (m Metrics) Export(ctx context.Context, selector string, h window.Hour, fn 
 // decodeSeries parses one export line `{"metric":{...},"values":[...],"timestamps":[...]}` into s, reusing its
 // slices.
 func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
+	if decodeExact(p, line, s) {
+		return nil
+	}
 	v, err := p.ParseBytes(line)
 	if err != nil {
 		return fmt.Errorf("parse: %w", err)
@@ -109,7 +136,7 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 	}
 	s.Labels = s.Labels[:0]
 	metric.Visit(func(k []byte, lv *fastjson.Value) {
-		s.Labels = append(s.Labels, Label{Name: string(k), Value: string(lv.GetStringBytes())})
+		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: string(lv.GetStringBytes())})
 	})
 	vv, err := member(v, "values")
 	if err != nil {
@@ -143,6 +170,124 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 		s.Values, s.Timestamps = append(s.Values, f), append(s.Timestamps, t)
 	}
 	return nil
+}
+
+// The parts of an export line as VictoriaMetrics writes it, around the metric object and the two arrays.
+const (
+	exactMetric     = `{"metric":`
+	exactValues     = `,"values":[`
+	exactTimestamps = `],"timestamps":[`
+	exactEnd        = `]}`
+)
+
+// decodeExact decodes line into s when it has exactly the form VictoriaMetrics writes: `{"metric":{...},"values":[`
+// numbers `],"timestamps":[` integers `]}`, no white space, as many values as timestamps. Only the metric object goes
+// through fastjson; the two arrays, most of the line, are read in place with the parsers fastjson uses for numbers
+// (fastfloat), so the result is the same. It reports false for any other line (special values such as "NaN" or
+// null, other field order, white space, errors), which the caller decodes with fastjson in full.
+func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(exactMetric))
+	if !ok {
+		return false
+	}
+	end := objectEnd(rest)
+	if end < 0 {
+		return false
+	}
+	mv, err := p.ParseBytes(rest[:end])
+	if err != nil {
+		return false
+	}
+	metric, err := mv.Object()
+	if err != nil {
+		return false
+	}
+	if rest, ok = bytes.CutPrefix(rest[end:], []byte(exactValues)); !ok {
+		return false
+	}
+	s.Values, s.Timestamps = s.Values[:0], s.Timestamps[:0]
+	for more := len(rest) > 0 && rest[0] != ']'; more; {
+		tok := numberPrefix(rest)
+		f, err := fastfloat.Parse(unsafeString(tok))
+		if len(tok) == 0 || err != nil {
+			return false
+		}
+		s.Values = append(s.Values, f)
+		rest = rest[len(tok):]
+		if more = len(rest) > 0 && rest[0] == ','; more {
+			rest = rest[1:]
+		}
+	}
+	if rest, ok = bytes.CutPrefix(rest, []byte(exactTimestamps)); !ok {
+		return false
+	}
+	for more := len(rest) > 0 && rest[0] != ']'; more; {
+		tok := numberPrefix(rest)
+		t, err := fastfloat.ParseInt64(unsafeString(tok))
+		if len(tok) == 0 || err != nil {
+			return false
+		}
+		s.Timestamps = append(s.Timestamps, t)
+		rest = rest[len(tok):]
+		if more = len(rest) > 0 && rest[0] == ','; more {
+			rest = rest[1:]
+		}
+	}
+	if string(rest) != exactEnd || len(s.Values) != len(s.Timestamps) {
+		return false
+	}
+	s.Labels = s.Labels[:0]
+	metric.Visit(func(k []byte, lv *fastjson.Value) {
+		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: string(lv.GetStringBytes())})
+	})
+	return true
+}
+
+// objectEnd returns the length of the JSON object that b starts with (up to and including its closing brace),
+// skipping strings and their escapes, or -1 when b does not start with a complete object.
+func objectEnd(b []byte) int {
+	if len(b) == 0 || b[0] != '{' {
+		return -1
+	}
+	depth := 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
+	return -1
+}
+
+// numberPrefix returns the characters of a JSON number that b starts with (digits, sign, point, exponent).
+func numberPrefix(b []byte) []byte {
+	n := 0
+	for n < len(b) {
+		c := b[n]
+		if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
+			break
+		}
+		n++
+	}
+	return b[:n]
+}
+
+// unsafeString returns b as a string without a copy; the string must not outlive b nor be kept.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // member returns field name of object v, or an error naming it when it is missing (fastjson returns nil).

@@ -2,6 +2,7 @@ package victoria
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -72,4 +73,60 @@ func FuzzDecodeSeries(f *testing.F) {
 		var p fastjson.Parser
 		_ = decodeSeries(&p, []byte(line), &Series{})
 	})
+}
+
+// TestDecodeExactMatchesFastjson decodes lines of the exact export form in place and in full with fastjson, and checks
+// that lines of any other form are left to fastjson.
+func TestDecodeExactMatchesFastjson(t *testing.T) {
+	exact := []string{
+		`{"metric":{"__name__":"up","job":"a"},"values":[1,0.25,-3e-5,12345678901234567890],"timestamps":[1,2,3,4]}`,
+		`{"metric":{"__name__":"x","q":"a \"}\" b\\","n":"{}"},"values":[],"timestamps":[]}`,
+		`{"metric":{},"values":[1.5],"timestamps":[-1000]}`,
+	}
+	other := []string{
+		`{"metric":{"__name__":"up"},"values":[1,"NaN",null],"timestamps":[1,2,3]}`,
+		`{"metric":{"__name__":"up"}, "values":[1],"timestamps":[1]}`,
+		`{"values":[1],"timestamps":[1],"metric":{"__name__":"up"}}`,
+		`{"metric":{"__name__":"up"},"values":[1,2],"timestamps":[1]}`,
+		`{"metric":{"__name__":"up"},"values":[1],"timestamps":[1.5]}`,
+		`{"metric":{"__name__":"up"},"values":[1],"timestamps":[1]} `,
+		`{"metric":{"__name__":"up"`,
+		`{"metric":{"__name__":"up"},"values":[1,],"timestamps":[1]}`,
+	}
+	var p fastjson.Parser
+	for _, line := range exact {
+		var fast, full Series
+		if !decodeExact(&p, []byte(line), &fast) {
+			t.Fatalf("%s: not decoded in place", line)
+		}
+		if err := decodeSeries(&p, []byte(line), &full); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		var want Series
+		v, err := p.Parse(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.GetObject("metric").Visit(func(k []byte, lv *fastjson.Value) {
+			want.Labels = append(want.Labels, Label{Name: string(k), Value: string(lv.GetStringBytes())})
+		})
+		for _, x := range v.GetArray("values") {
+			want.Values = append(want.Values, x.GetFloat64())
+		}
+		for _, x := range v.GetArray("timestamps") {
+			want.Timestamps = append(want.Timestamps, x.GetInt64())
+		}
+		for _, got := range []Series{fast, full} {
+			if fmt.Sprint(got.Labels) != fmt.Sprint(want.Labels) || fmt.Sprint(got.Values) != fmt.Sprint(want.Values) ||
+				fmt.Sprint(got.Timestamps) != fmt.Sprint(want.Timestamps) {
+				t.Errorf("%s: decoded %+v, want %+v", line, got, want)
+			}
+		}
+	}
+	for _, line := range other {
+		var s Series
+		if decodeExact(&p, []byte(line), &s) {
+			t.Errorf("%s: decoded in place, want it left to fastjson", line)
+		}
+	}
 }
