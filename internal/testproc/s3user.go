@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/minio/madmin-go/v3"
 )
@@ -181,10 +182,29 @@ func CreateS3User(ctx context.Context, s *Server, bucket string, policy []byte) 
 	if err := adm.AddUser(ctx, user.AccessKey, user.SecretKey); err != nil {
 		return S3User{}, fmt.Errorf("MinIO admin: add user %s: %w", user.AccessKey, err)
 	}
-	if _, err := adm.AttachPolicy(ctx, madmin.PolicyAssociationReq{Policies: []string{name}, User: user.AccessKey}); err != nil {
+	if err := attachPolicy(ctx, adm, name, user.AccessKey, 30*time.Second); err != nil {
 		return S3User{}, fmt.Errorf("MinIO admin: attach policy %s to %s: %w", name, user.AccessKey, err)
 	}
 	return user, nil
+}
+
+// attachPolicy attaches the canned policy name to user, retrying for up to wait while MinIO answers
+// XMinioAdminNoSuchPolicy: on a busy machine MinIO has answered a policy it had just accepted that way (the policy
+// is then attachable moments later), so that answer is pending, not final. Any other error is returned at once; the
+// last XMinioAdminNoSuchPolicy after wait is returned as is.
+func attachPolicy(ctx context.Context, adm *madmin.AdminClient, name, user string, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		_, err := adm.AttachPolicy(ctx, madmin.PolicyAssociationReq{Policies: []string{name}, User: user})
+		if err == nil || madmin.ToErrorResponse(err).Code != "XMinioAdminNoSuchPolicy" || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // exporterUsers keeps the users ExporterUser made, by server data folder, guide and bucket: MinIO's admin API

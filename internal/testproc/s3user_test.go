@@ -3,12 +3,17 @@ package testproc
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/minio/madmin-go/v3"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 )
@@ -126,4 +131,47 @@ func TestExporterUser(t *testing.T) {
 	_, _, _, _, err = c.GetObjectLockConfig(ctx, "kof-audit")
 	denied("GetObjectLockConfiguration", err)
 	denied("PutObject into another bucket", put("other", "a/b"))
+}
+
+// TestAttachPolicyWaitsForANewPolicy is the regression test of CreateS3User failing when MinIO, on a busy machine,
+// answered XMinioAdminNoSuchPolicy for a policy it had just accepted: that answer is retried until the deadline,
+// and any other answer ends the wait at once.
+func TestAttachPolicyWaitsForANewPolicy(t *testing.T) {
+	var calls atomic.Int32
+	answers := func(codes ...string) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := int(calls.Add(1))
+			code := codes[min(n, len(codes))-1]
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"Code":%q,"Message":"answer %d"}`, code, n)
+		}))
+	}
+	admin := func(t *testing.T, s *httptest.Server) *madmin.AdminClient {
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adm, err := madmin.New(u.Host, MinIOAccessKey, MinIOSecretKey, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return adm
+	}
+
+	s := answers("XMinioAdminNoSuchPolicy", "XMinioAdminNoSuchPolicy", "XMinioAdminNoSuchUser")
+	defer s.Close()
+	err := attachPolicy(context.Background(), admin(t, s), "p", "u", 10*time.Second)
+	if got := madmin.ToErrorResponse(err).Code; got != "XMinioAdminNoSuchUser" || calls.Load() != 3 {
+		t.Errorf("attachPolicy = %q after %d calls; want XMinioAdminNoSuchUser after 3 (two pending answers retried, the third final)", got, calls.Load())
+	}
+
+	calls.Store(0)
+	s2 := answers("XMinioAdminNoSuchPolicy")
+	defer s2.Close()
+	start := time.Now()
+	err = attachPolicy(context.Background(), admin(t, s2), "p", "u", time.Second)
+	if got := madmin.ToErrorResponse(err).Code; got != "XMinioAdminNoSuchPolicy" || time.Since(start) < time.Second || calls.Load() < 2 {
+		t.Errorf("attachPolicy = %q after %v and %d calls; want XMinioAdminNoSuchPolicy after the 1 s deadline, retried", got, time.Since(start), calls.Load())
+	}
 }
