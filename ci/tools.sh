@@ -7,10 +7,12 @@
 #   version_line EXE   prints what the built binary says of its version
 #   want               prints the text that line must contain
 #   build OUT          builds the tool into folder OUT (as OUT/<tool>)
-# and may use the helpers below (wrapper_module, replaced_module, kube_module, kube_ldflags, k8s_minor).
+# and may use the helpers below (wrapper_module, replaced_module, joint_module, kof_module_build, kube_version,
+# k8s_minor).
 #
-# and may set GROUP (tools of one module built by one `go build`, e.g. kube-apiserver and kubectl), with PKG (its
-# command package) and group_build OUT PKG... (builds those packages into folder OUT).
+# and may set GROUP (tools of one module built by one `go build`: KCM and the Kubernetes commands of KOF's own module,
+# the Flux controllers of their joint module), with PKG (its command package) and group_build OUT PKG... (builds
+# those packages into folder OUT).
 #
 # Which make target needs which tool is ci/tools/targets.tsv, with a rough cold build time per tool; `--for TARGET`
 # builds that target's tools. Before building, one line lists what will be built with those times; then one line
@@ -34,8 +36,8 @@ export CGO_ENABLED=0 GOWORK=off GOFLAGS=-buildvcs=false GOTOOLCHAIN="${GOTOOLCHA
 
 say() { echo "[tools $(date +%T)] $*" >&2; }
 
-# k8s_minor: the minor of K8S_VERSION (the Kubernetes version helm and the control plane assume).
-k8s_minor() { local v="${K8S_VERSION:-1.37.2}"; v="${v#*.}"; echo "${v%%.*}"; }
+# k8s_minor: the minor of kube_version (the Kubernetes version helm and the control plane assume).
+k8s_minor() { local v; v="$(kube_version)"; v="${v#*.}"; echo "${v%%.*}"; }
 
 # wrapper_module NAME VERSION BODY: a module folder under the cache whose go.mod is `module kof.local/<NAME>build`
 # followed by BODY (require/replace/tool lines), tidied once; prints the folder. Used for programs that cannot be
@@ -64,11 +66,10 @@ replaced_module() {
   dir="$CACHE/src/$name-$version"
   mkdir -p "$dir"
   [ -f "$dir/go.sum" ] && { echo "$dir"; return; }
-  gomod="$(cd "$dir" && go mod download -json "$module@v$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
+  gomod="$(module_gomod "$dir" "$module@v$version")"
   {
     printf 'module kof.local/%sbuild\n\ngo 1.26.0\n\nrequire %s v%s\n\nreplace (\n' "$name" "$module" "$version"
-    awk '/^replace \($/ {b=1; next} b && /^\)/ {b=0; next} b {print} /^replace [^(]/ {sub(/^replace /, ""); print}' "$gomod" |
-      grep -v '=>[[:space:]]*\.' | sed 's/^[[:space:]]*//' |
+    replace_lines "$gomod" |
       awk -v skip="$skip" 'BEGIN {n = split(skip, s, "\n"); for (i = 1; i <= n; i++) if (s[i] != "") drop[s[i]] = 1} !($1 in drop)' |
       sed 's/^/\t/'
     for o in "$@"; do printf '\t%s\n' "$o"; done
@@ -78,50 +79,79 @@ replaced_module() {
   echo "$dir"
 }
 
-# kube_commands: the Kubernetes command packages of the wrapper module: the control plane (kube-apiserver), kubectl
-# and the node's programs (kubelet, kube-controller-manager, kube-scheduler, kube-proxy).
-kube_commands() {
-  local c
-  for c in kube-apiserver kubectl kubelet kube-controller-manager kube-scheduler kube-proxy; do
-    echo "k8s.io/kubernetes/cmd/$c"
-  done
+# module_gomod DIR MODULE@VERSION: downloads MODULE@VERSION (from folder DIR) and prints the path of its go.mod.
+module_gomod() { (cd "$1" && go mod download -json "$2" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p'); }
+
+# replace_lines GOMOD: the replace lines of go.mod file GOMOD, one per line without indentation, except those to local
+# paths (the published module of that path is used instead).
+replace_lines() {
+  awk '/^replace \($/ {b=1; next} b && /^\)/ {b=0; next} b {print} /^replace [^(]/ {sub(/^replace /, ""); print}' "$1" |
+    grep -v '=>[[:space:]]*\.' | sed 's/^[[:space:]]*//' || true
 }
 
-# kube_module VERSION: the wrapper module for the Kubernetes commands (kube_commands). It requires k8s.io/kubernetes
-# and points each staging module at its published v0.<minor>.<patch> (k8s.io/kubernetes replaces them with local
-# paths). Tidied when go.sum is missing or when the module's tool block lacks a command of kube_commands (a module
-# made before a command joined the list), so one module and one build cache serve every command.
-kube_module() {
-  local version="$1" dir staging gomod c missing=""
-  dir="$CACHE/src/kube-$version"; staging="v0.${version#1.}"
+# joint_module NAME "MODULE VERSION PKG"...: one wrapper module for several programs whose go.mod files have replace
+# lines (e.g. Flux's source-controller and helm-controller), so that one `go build` makes them all and their shared
+# packages compile once. It requires each MODULE@vVERSION, keeps each command package PKG as a tool, and repeats the
+# replace lines of every MODULE except those to local paths; where two modules replace the same path, the higher
+# version wins (as minimal version selection picks the higher of two requirements). Prints the folder. Tidied with -e
+# (see replaced_module).
+joint_module() {
+  local name="$1" dir s m v pkg; shift
+  dir="$CACHE/src/$name"
   mkdir -p "$dir"
-  if [ -f "$dir/go.mod" ]; then
-    for c in $(kube_commands); do grep -qxF "	$c" "$dir/go.mod" || missing+=" $c"; done
-  fi
-  if [ ! -f "$dir/go.sum" ] || [ -n "$missing" ]; then
-    [ -z "$missing" ] || say "kube wrapper module: adding$missing and tidying again"
-    gomod="$(cd "$dir" && go mod download -json "k8s.io/kubernetes@v$version" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-    {
-      printf 'module kof.local/kubebuild\n\ngo 1.26.0\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$version"
-      sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/.*#\t\1 => \1 '"$staging"'#p' "$gomod"
-      # tool directives keep the commands' packages (and so k8s.io/kubernetes) in the module graph through tidy
-      printf ')\n\ntool (\n'
-      for c in $(kube_commands); do printf '\t%s\n' "$c"; done
-      printf ')\n'
-    } > "$dir/go.mod.new"
-    mv "$dir/go.mod.new" "$dir/go.mod"
-    (cd "$dir" && go mod tidy) >&2
-  fi
+  [ -f "$dir/go.sum" ] && { echo "$dir"; return; }
+  local requires="" tools="" replaces=""
+  for s in "$@"; do
+    read -r m v pkg <<<"$s"
+    requires+=$'\t'"$m v$v"$'\n'; tools+=$'\t'"$pkg"$'\n'
+    replaces+="$(replace_lines "$(module_gomod "$dir" "$m@v$v")")"$'\n'
+  done
+  {
+    printf 'module kof.local/%sbuild\n\ngo 1.26.0\n\nrequire (\n%s)\n\nreplace (\n' "$name" "$requires"
+    printf '%s' "$replaces" | awk 'NF >= 3 {printf "%s\t%s\t%s\n", $1, $NF, $0}' | sort -t$'\t' -k1,1 -k2,2V |
+      awk -F'\t' '{last[$1] = $3; if (!($1 in seen)) {seen[$1] = 1; order[++n] = $1}} END {for (i = 1; i <= n; i++) print "\t" last[order[i]]}'
+    printf ')\n\ntool (\n%s)\n' "$tools"
+  } > "$dir/go.mod"
+  (cd "$dir" && go mod tidy -e) >&2
   echo "$dir"
 }
 
-# kube_build VERSION OUT PKG...: builds Kubernetes command packages of kube_module VERSION into folder OUT with one
-# `go build` (shared packages compile once), with the version ldflags.
-kube_build() {
-  local version="$1" out="$2" dir; shift 2
-  dir="$(kube_module "$version")"
-  (cd "$dir" && go build -trimpath -ldflags="$(kube_ldflags "$version")" -o "$out/" "$@")
+# flux_build OUT PKG...: builds Flux controller packages (source-controller, helm-controller) into folder OUT with
+# one `go build` from their joint module (joint_module) at the versions of ci/tools/source-controller.sh and
+# ci/tools/helm-controller.sh, so that the packages they share (Helm, client-go, controller-runtime, Flux's pkg
+# modules: most of helm-controller) compile once.
+flux_build() {
+  local out="$1" sc hc dir; shift
+  sc="$(spec source-controller; echo "$VERSION")"; hc="$(spec helm-controller; echo "$VERSION")"
+  dir="$(joint_module "flux-source-$sc-helm-$hc" \
+    "github.com/fluxcd/source-controller $sc github.com/fluxcd/source-controller" \
+    "github.com/fluxcd/helm-controller $hc github.com/fluxcd/helm-controller")"
+  (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$out/" "$@")
 }
+
+# kof_module_build OUT PKG...: builds command packages of KOF's own module (go.mod's tool lines: KCM and the
+# Kubernetes commands) into folder OUT with one `go build` and the flags of `go build ./tools/kof` (the caller's or
+# the machine's default cgo setting, no -trimpath), so the packages they share with bin/kof and the tests (client-go,
+# apiserver, controller-runtime, Helm, gRPC, OpenTelemetry...) compile once per machine. Each program gets its own
+# version ldflags (kube_ldflags, KCM's). A binary named after the last path element `cmd` (KCM's command package) is
+# renamed kcm.
+kof_module_build() {
+  local out="$1"; shift
+  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build \
+    -ldflags="k8s.io/kubernetes/cmd/...=$(kube_ldflags "$(kube_version)")" \
+    -ldflags="github.com/K0rdent/kcm/cmd=$(kcm_ldflags)" \
+    -o "$out/" "$@")
+  if [ -e "$out/cmd" ]; then mv "$out/cmd" "$out/kcm"; fi
+}
+
+# kcm_ldflags: the version ldflags of KCM's Makefile, at go.mod's KCM version.
+kcm_ldflags() {
+  local v; v="$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/K0rdent/kcm)"
+  echo "-s -w -X github.com/K0rdent/kcm/internal/build.Version=$v -X github.com/K0rdent/kcm/internal/build.Name=kcm"
+}
+
+# kube_version: go.mod's k8s.io/kubernetes version without the v (the version of every Kubernetes command KOF runs).
+kube_version() { local v; v="$(cd "$ROOT" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"; echo "${v#v}"; }
 
 # kube_ldflags VERSION: the version ldflags Kubernetes binaries need (without them they report v0.0.0-master).
 kube_ldflags() {
@@ -172,7 +202,8 @@ build_set() (
   done
   spec "$first"
   start=$SECONDS
-  say "building $* (about $(minutes "$first") min; log: $log)"
+  local mins=0; for t in "$@"; do mins=$((mins + $(minutes "$t"))); done
+  say "building $* (about $mins min; log: $log)"
   {
     if [ $# -eq 1 ] && [ -z "$GROUP" ]; then
       is_current "$CACHE/$first-$VERSION/$first" || build "$CACHE/$first-$VERSION"

@@ -1,11 +1,11 @@
 # Flux helm-controller: installs every KOF HelmRelease in the demo and e2e tests. Its source-controller partner is
-# ci/tools/source-controller.sh (same Flux minor). Built through a wrapper module: its go.mod replaces its api module
-# with a local path and pins go-digest and kustomize.
+# ci/tools/source-controller.sh (same Flux minor); both are built from one joint wrapper module (flux_build in
+# ../tools.sh; GROUP: one `go build` makes both when both are missing, and most of helm-controller's packages are
+# source-controller's).
 VERSION="${HELM_CONTROLLER_VERSION:-1.4.3}"
+GROUP=flux
+PKG=github.com/fluxcd/helm-controller
 version_line() { go version -m "$1" | grep -E '^[[:space:]]+(mod|dep)[[:space:]]+github.com/fluxcd/helm-controller[[:space:]]'; }
 want() { printf '%s\tv%s\n' github.com/fluxcd/helm-controller "$VERSION"; }
-build() {
-  local dir
-  dir="$(replaced_module helm-controller github.com/fluxcd/helm-controller "$VERSION" github.com/fluxcd/helm-controller)"
-  (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$1/helm-controller" github.com/fluxcd/helm-controller)
-}
+group_build() { flux_build "$@"; }
+build() { group_build "$1" "$PKG"; }

@@ -1,10 +1,10 @@
 # kube-controller-manager of the real node (internal/harness Node): Deployments, ReplicaSets, Jobs, ServiceAccounts,
 # the root CA ConfigMap, garbage collection.
-# From the same wrapper module as kube-apiserver (GROUP: one `go build` makes every missing command of the module).
-VERSION="${K8S_VERSION:-1.37.2}"
-GROUP="kube-$VERSION"
+# From KOF's own module like kube-apiserver (GROUP: one `go build` makes every missing command of the module).
+VERSION="$(kube_version)"
+GROUP=kof-module
 PKG=k8s.io/kubernetes/cmd/kube-controller-manager
 version_line() { "$1" --version; }
 want() { echo "Kubernetes v$VERSION"; }
-group_build() { kube_build "$VERSION" "$@"; }
+group_build() { kof_module_build "$@"; }
 build() { group_build "$1" "$PKG"; }

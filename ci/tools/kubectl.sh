@@ -1,9 +1,9 @@
-# kubectl at the control plane's version, from the same wrapper module as kube-apiserver (GROUP: one `go build`
-# makes both when both are missing).
-VERSION="${K8S_VERSION:-1.37.2}"
-GROUP="kube-$VERSION"
+# kubectl at the control plane's version, from KOF's own module like kube-apiserver (GROUP: one `go build` makes
+# every missing command of the module).
+VERSION="$(kube_version)"
+GROUP=kof-module
 PKG=k8s.io/kubernetes/cmd/kubectl
 version_line() { "$1" version --client; }
 want() { echo "Client Version: v$VERSION"; }
-group_build() { kube_build "$VERSION" "$@"; }
+group_build() { kof_module_build "$@"; }
 build() { group_build "$1" "$PKG"; }
