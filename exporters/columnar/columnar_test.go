@@ -2,6 +2,11 @@ package columnar
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"hash/fnv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +96,82 @@ func TestSeriesIDIgnoresLabelOrder(t *testing.T) {
 	c, _ := SeriesID("m", [][2]string{{"a", "1b"}, {"", "2"}})
 	if a != b || a == c {
 		t.Errorf("ids %d %d %d; want the first two equal and the third different", a, b, c)
+	}
+}
+
+// TestSeriesIDIsFNV checks SeriesID against hash/fnv over the documented encoding (name, then the labels sorted by
+// name, each string uvarint-length-prefixed), for sorted and unsorted labels and strings longer than one length
+// byte: ids of files already written must not change.
+func TestSeriesIDIsFNV(t *testing.T) {
+	long := strings.Repeat("v", 300)
+	for _, tc := range []struct {
+		name   string
+		labels [][2]string
+	}{
+		{"up", nil},
+		{"up", [][2]string{{"job", "a"}, {"tenant", "t"}}},
+		{"up", [][2]string{{"tenant", "t"}, {"job", "a"}, {"", ""}}},
+		{long, [][2]string{{"pod", long}, {"ns", "é"}}},
+	} {
+		sorted := slices.Clone(tc.labels)
+		slices.SortFunc(sorted, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+		a, b := fnv.New64a(), fnv.New64()
+		put := func(s string) {
+			n := binary.AppendUvarint(nil, uint64(len(s)))
+			for _, h := range []hash.Hash64{a, b} {
+				h.Write(n)
+				h.Write([]byte(s))
+			}
+		}
+		put(tc.name)
+		for _, l := range sorted {
+			put(l[0])
+			put(l[1])
+		}
+		before := slices.Clone(tc.labels)
+		id, check := SeriesID(tc.name, tc.labels)
+		if id != int64(a.Sum64()) || check != b.Sum64() { //nolint:gosec // the id is the hash's bits
+			t.Errorf("SeriesID(%.10s, %v) = %d, %d; want %d, %d", tc.name, tc.labels, id, check, int64(a.Sum64()), b.Sum64()) //nolint:gosec
+		}
+		if !slices.Equal(before, tc.labels) {
+			t.Errorf("SeriesID changed its labels: %v, was %v", tc.labels, before)
+		}
+	}
+}
+
+// TestSeriesRowsAsMapWriterWritesThem checks that the series file written from rows built by seriesRow is byte for
+// byte the file parquet-go writes from SeriesRow values with the labels as a Go map (entries ordered by name, the
+// last of a name given twice kept, an empty map, empty values), over several row groups.
+func TestSeriesRowsAsMapWriterWritesThem(t *testing.T) {
+	type series struct {
+		name   string
+		labels [][2]string
+	}
+	in := []series{{"up", [][2]string{{"job", "a"}, {"tenant", ""}}}, {"bare", nil}, {"x", [][2]string{{"z", "1"}, {"a", "2"}, {"z", "3"}}}}
+	for s := range 3000 {
+		in = append(in, series{"container_cpu_usage_seconds_total", benchLabels(s)})
+	}
+	var fromMaps, fromRows bytes.Buffer
+	mw := parquet.NewGenericWriter[SeriesRow](&fromMaps, parquet.MaxRowsPerRowGroup(1000))
+	rw := rowWriter[SeriesRow]{parquet.NewGenericWriter[SeriesRow](&fromRows, parquet.MaxRowsPerRowGroup(1000))}
+	for _, s := range in {
+		id, _ := SeriesID(s.name, s.labels)
+		m := map[string]string{}
+		for _, l := range s.labels {
+			m[l[0]] = l[1]
+		}
+		if _, err := mw.Write([]SeriesRow{{SeriesID: id, MetricName: s.name, Labels: m}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rw.Write([]parquet.Row{seriesRow(id, s.name, s.labels)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := errors.Join(mw.Close(), rw.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(fromMaps.Bytes(), fromRows.Bytes()) {
+		t.Errorf("series file from rows (%d bytes) differs from the one from maps (%d bytes)", fromRows.Len(), fromMaps.Len())
 	}
 }
 

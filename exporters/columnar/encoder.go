@@ -16,11 +16,25 @@ const (
 	encoderBuffers = 3
 )
 
+// fileWriter is a Parquet file written from rows of type T: parquet-go's GenericWriter, or rowWriter.
+type fileWriter[T any] interface {
+	Write(rows []T) (int, error)
+	SetKeyValueMetadata(key, value string)
+	Close() error
+}
+
+// rowWriter writes rows given as parquet.Row values (columns and levels already set, as Schema.Deconstruct would set
+// them) into a file of T's schema.
+type rowWriter[T any] struct{ *parquet.GenericWriter[T] }
+
+// Write writes rows; errors are parquet-go's.
+func (w rowWriter[T]) Write(rows []parquet.Row) (int, error) { return w.WriteRows(rows) }
+
 // encoder writes the rows of one Parquet file in its own goroutine (page encoding and ZSTD), so that the samples
 // file, the series file and the caller each use a core. Rows are added in batches that are handed over and reused.
 // Its methods are called from one goroutine; pw is the goroutine's until stop returns.
 type encoder[T any] struct {
-	pw   *parquet.GenericWriter[T]
+	pw   fileWriter[T]
 	what string
 	cur  []T
 	free chan []T
@@ -33,7 +47,7 @@ type encoder[T any] struct {
 
 // newEncoder returns an encoder of rows of what ("sample" or "series") into pw, handing over batches of rows rows,
 // and starts its goroutine (stop ends it).
-func newEncoder[T any](pw *parquet.GenericWriter[T], what string, rows int) *encoder[T] {
+func newEncoder[T any](pw fileWriter[T], what string, rows int) *encoder[T] {
 	e := &encoder[T]{pw: pw, what: what, cur: make([]T, 0, rows),
 		free: make(chan []T, encoderBuffers), full: make(chan []T, encoderBuffers), done: make(chan struct{})}
 	for range encoderBuffers - 1 {

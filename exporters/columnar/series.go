@@ -6,11 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 )
@@ -61,35 +62,52 @@ type SeriesRow struct {
 }
 
 // SeriesID returns the id of a series and a second, independent hash of it: the 64-bit FNV-1a hash of the metric
-// name and the labels sorted by name, each string length-prefixed (so no two label sets encode alike). The id depends
-// on the series alone, so every run gives a series the same id, and a series file written by one run joins the
-// samples file of another. labels is not modified.
+// name and the labels sorted by name, each string length-prefixed (so no two label sets encode alike), and the
+// 64-bit FNV-1 hash of the same bytes. The id depends on the series alone, so every run gives a series the same id,
+// and a series file written by one run joins the samples file of another. labels is not modified; labels already
+// sorted by name (as VictoriaMetrics exports them) are hashed without a copy.
 func SeriesID(name string, labels [][2]string) (int64, uint64) {
-	sorted := slices.Clone(labels)
-	slices.SortFunc(sorted, func(a, b [2]string) int {
-		switch {
-		case a[0] < b[0]:
-			return -1
-		case a[0] > b[0]:
-			return 1
-		}
-		return 0
-	})
-	h, check := fnv.New64a(), fnv.New64()
-	var n [binary.MaxVarintLen64]byte
-	put := func(s string) {
-		l := binary.PutUvarint(n[:], uint64(len(s)))
-		h.Write(n[:l])
-		h.Write([]byte(s))
-		check.Write(n[:l])
-		check.Write([]byte(s))
+	sorted := labels
+	if !slices.IsSortedFunc(labels, byName) {
+		sorted = slices.Clone(labels)
+		slices.SortFunc(sorted, byName)
 	}
-	put(name)
+	h := seriesHash{a: fnvOffset, b: fnvOffset}
+	h.put(name)
 	for _, l := range sorted {
-		put(l[0])
-		put(l[1])
+		h.put(l[0])
+		h.put(l[1])
 	}
-	return int64(h.Sum64()), check.Sum64() //nolint:gosec // the id is the hash's bits
+	return int64(h.a), h.b //nolint:gosec // the id is the hash's bits
+}
+
+// byName orders labels by name.
+func byName(a, b [2]string) int { return strings.Compare(a[0], b[0]) }
+
+// The 64-bit FNV parameters (hash/fnv, https://datatracker.ietf.org/doc/html/draft-eastlake-fnv).
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// seriesHash computes FNV-1a (a) and FNV-1 (b) of the same bytes at once, as hash/fnv's New64a and New64 do, without
+// converting each string to a byte slice.
+type seriesHash struct{ a, b uint64 }
+
+// put adds the length of s as a uvarint, then the bytes of s.
+func (h *seriesHash) put(s string) {
+	var n [binary.MaxVarintLen64]byte
+	for _, c := range n[:binary.PutUvarint(n[:], uint64(len(s)))] {
+		h.byte(c)
+	}
+	for i := 0; i < len(s); i++ {
+		h.byte(s[i])
+	}
+}
+
+func (h *seriesHash) byte(c byte) {
+	h.a = (h.a ^ uint64(c)) * fnvPrime
+	h.b = (h.b * fnvPrime) ^ uint64(c)
 }
 
 // SeriesWriter writes one metrics folder of layout MetricsLayout: every sample into the samples file (series_id,
@@ -99,7 +117,7 @@ func SeriesID(name string, labels [][2]string) (int64, uint64) {
 // own, fed batches of rows; end a SeriesWriter with Close, or with Abort when its files are dropped.
 type SeriesWriter struct {
 	samples *encoder[SampleRow]
-	series  *encoder[SeriesRow]
+	series  *encoder[parquet.Row]
 	sOut    *measure
 	rOut    *measure
 
@@ -146,7 +164,7 @@ func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, er
 		}
 		o = append(o, parquet.SkipPageBounds("labels", "key_value", "key"), parquet.SkipPageBounds("labels", "key_value", "value"))
 		w.rOut = &measure{w: series, h: sha256.New()}
-		w.series = newEncoder(parquet.NewGenericWriter[SeriesRow](w.rOut, o...), "series", seriesBatch)
+		w.series = newEncoder[parquet.Row](rowWriter[SeriesRow]{parquet.NewGenericWriter[SeriesRow](w.rOut, o...)}, "series", seriesBatch)
 	}
 	return w, nil
 }
@@ -168,12 +186,64 @@ func (w *SeriesWriter) Series(name string, labels [][2]string) error {
 	if w.series == nil {
 		return nil
 	}
-	m := make(map[string]string, len(labels))
-	for _, l := range labels {
-		m[l[0]] = l[1]
-	}
 	w.ser.Rows++
-	return w.series.add(SeriesRow{SeriesID: id, MetricName: name, Labels: m})
+	return w.series.add(seriesRow(id, name, labels))
+}
+
+// The columns of SeriesRow, in schema order, and the levels of its labels map (a required group of a repeated
+// key_value group: definition level 1 for an entry, 0 for an empty map; repetition level 1 for every entry after
+// the first of a row).
+const (
+	colSeriesID = iota
+	colMetricName
+	colLabelKey
+	colLabelValue
+)
+
+// seriesRow returns the series.parquet row of SeriesRow{id, name, labels as a map} as parquet-go writes that map:
+// entries ordered by name, the last value of a name given twice kept. The row refers to the strings' bytes
+// without copying them.
+func seriesRow(id int64, name string, labels [][2]string) parquet.Row {
+	labels = mapOrder(labels)
+	n := max(len(labels), 1)
+	row := make(parquet.Row, 0, 2+2*n)
+	row = append(row, parquet.Int64Value(id).Level(0, 0, colSeriesID), stringValue(name).Level(0, 0, colMetricName))
+	if len(labels) == 0 {
+		return append(row, parquet.NullValue().Level(0, 0, colLabelKey), parquet.NullValue().Level(0, 0, colLabelValue))
+	}
+	for col, part := range []int{colLabelKey, colLabelValue} {
+		for i, l := range labels {
+			row = append(row, stringValue(l[col]).Level(min(i, 1), 1, part))
+		}
+	}
+	return row
+}
+
+// mapOrder returns labels ordered by name with one entry per name (the last one given), as a map of them would be
+// written; labels already in that order (as VictoriaMetrics exports them) are returned as they are.
+func mapOrder(labels [][2]string) [][2]string {
+	ordered := true
+	for i := 1; i < len(labels) && ordered; i++ {
+		ordered = labels[i-1][0] < labels[i][0]
+	}
+	if ordered {
+		return labels
+	}
+	out := slices.Clone(labels)
+	slices.SortStableFunc(out, byName)
+	keep := out[:0]
+	for i, l := range out {
+		if i+1 < len(out) && out[i+1][0] == l[0] {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return keep
+}
+
+// stringValue returns s as a BYTE_ARRAY value sharing the bytes of s.
+func stringValue(s string) parquet.Value {
+	return parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 // Samples adds samples of the current series (ms since the Unix epoch; values[i] belongs to ts[i]). Errors are write
