@@ -207,13 +207,12 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	}
 	s.Values, s.Timestamps = s.Values[:0], s.Timestamps[:0]
 	for more := len(rest) > 0 && rest[0] != ']'; more; {
-		tok := numberPrefix(rest)
-		f, err := fastfloat.Parse(unsafeString(tok))
-		if len(tok) == 0 || err != nil {
+		f, n, ok := parseFloat(rest)
+		if !ok {
 			return false
 		}
 		s.Values = append(s.Values, f)
-		rest = rest[len(tok):]
+		rest = rest[n:]
 		if more = len(rest) > 0 && rest[0] == ','; more {
 			rest = rest[1:]
 		}
@@ -222,13 +221,12 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 		return false
 	}
 	for more := len(rest) > 0 && rest[0] != ']'; more; {
-		tok := numberPrefix(rest)
-		t, err := fastfloat.ParseInt64(unsafeString(tok))
-		if len(tok) == 0 || err != nil {
+		t, n, ok := parseInt(rest)
+		if !ok {
 			return false
 		}
 		s.Timestamps = append(s.Timestamps, t)
-		rest = rest[len(tok):]
+		rest = rest[n:]
 		if more = len(rest) > 0 && rest[0] == ','; more {
 			rest = rest[1:]
 		}
@@ -241,6 +239,70 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: string(lv.GetStringBytes())})
 	})
 	return true
+}
+
+// exactDigits bounds the digits of a number parseFloat converts itself: below 10^15 the mantissa and the power of
+// ten are exact doubles, so the one division gives what fastfloat.Parse computes for the same text.
+const exactDigits = 15
+
+// pow10 holds the powers of ten up to 10^exactDigits.
+var pow10 = [exactDigits + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
+
+// parseFloat reads the JSON number b starts with (up to a comma, a bracket or the end) and returns its value, its
+// length and true, or false when b does not start with a number. A number of the usual form (`-`, at most
+// exactDigits digits, at most one point) is converted in the same pass as the scan, in the same arithmetic as
+// fastfloat.Parse; any other (exponents, more digits) is left to fastfloat.Parse, so the value is always
+// fastfloat's.
+func parseFloat(b []byte) (float64, int, bool) {
+	i, neg := 0, len(b) > 0 && b[0] == '-'
+	if neg {
+		i++
+	}
+	start, d := i, uint64(0)
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		d = d*10 + uint64(b[i]-'0')
+	}
+	digits, frac, point := i-start, 0, i < len(b) && b[i] == '.'
+	if point {
+		j := i + 1
+		for ; j < len(b) && b[j]-'0' < 10; j++ {
+			d = d*10 + uint64(b[j]-'0')
+		}
+		frac, i = j-i-1, j
+	}
+	if digits == 0 || (point && frac == 0) || digits+frac > exactDigits || (i < len(b) && b[i] != ',' && b[i] != ']') {
+		tok := numberPrefix(b)
+		f, err := fastfloat.Parse(unsafeString(tok))
+		return f, len(tok), len(tok) > 0 && err == nil
+	}
+	f := float64(d) / pow10[frac]
+	if neg {
+		f = -f
+	}
+	return f, i, true
+}
+
+// parseInt reads the JSON integer b starts with (up to a comma, a bracket or the end) and returns it, its length and
+// true, or false when b does not start with an integer fastfloat.ParseInt64 reads. Integers of at most 18 digits are
+// converted in the same pass as the scan; longer ones are left to fastfloat.ParseInt64.
+func parseInt(b []byte) (int64, int, bool) {
+	i, neg := 0, len(b) > 0 && b[0] == '-'
+	if neg {
+		i++
+	}
+	start, d := i, int64(0)
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		d = d*10 + int64(b[i]-'0')
+	}
+	if n := i - start; n == 0 || n > 18 || (i < len(b) && b[i] != ',' && b[i] != ']') {
+		tok := numberPrefix(b)
+		t, err := fastfloat.ParseInt64(unsafeString(tok))
+		return t, len(tok), len(tok) > 0 && err == nil
+	}
+	if neg {
+		d = -d
+	}
+	return d, i, true
 }
 
 // objectEnd returns the length of the JSON object that b starts with (up to and including its closing brace),

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
 
 	"github.com/valyala/fastjson"
+	"github.com/valyala/fastjson/fastfloat"
 )
 
 func TestLinesLongAndLast(t *testing.T) {
@@ -127,6 +130,56 @@ func TestDecodeExactMatchesFastjson(t *testing.T) {
 		var s Series
 		if decodeExact(&p, []byte(line), &s) {
 			t.Errorf("%s: decoded in place, want it left to fastjson", line)
+		}
+	}
+}
+
+// numberTexts returns number texts of every form an export line may hold: integers, decimals of every length around
+// exactDigits, exponents, signs, leading zeros and malformed ones.
+func numberTexts() []string {
+	out := []string{"0", "-0", "1", "-1", "0.25", "-0.25", "1.", ".5", "-", "", "1e3", "1E-3", "-2.5e+10", "00012", "0.000000000000001",
+		"123456789012345", "1234567890123456", "12345678901234567890", "1234567.89012345", "1234567.890123456", "0.1", "9007199254740993",
+		"1.7976931348623157e308", "4.9e-324", "1.2.3", "1-2", "+1", "NaN", "Inf", "1x", "922337203685477580", "9223372036854775807",
+		"-9223372036854775808", "9223372036854775808", "1750000000000"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		f := r.NormFloat64() * math.Pow(10, float64(r.IntN(30)-15))
+		out = append(out, strconv.FormatFloat(f, 'f', -1, 64), strconv.FormatFloat(f, 'g', -1, 64),
+			strconv.FormatFloat(f, 'f', r.IntN(18), 64), strconv.FormatInt(r.Int64()>>r.IntN(63), 10))
+	}
+	return out
+}
+
+// TestParseNumbersMatchFastfloat checks that the export arrays' number readers give, bit for bit, what fastfloat
+// gives for the same text (the decoder's results must not depend on which path read a number), and read exactly
+// the number's characters.
+func TestParseNumbersMatchFastfloat(t *testing.T) {
+	for _, text := range numberTexts() {
+		checkNumber(t, text)
+	}
+}
+
+// FuzzParseNumbers checks the number readers against fastfloat on any text.
+func FuzzParseNumbers(f *testing.F) {
+	for _, s := range numberTexts()[:40] {
+		f.Add(s)
+	}
+	f.Fuzz(checkNumber)
+}
+
+func checkNumber(t *testing.T, text string) {
+	for _, end := range []string{",", "]", ""} {
+		b := []byte(text + end)
+		tok := unsafeString(numberPrefix(b))
+		want, werr := fastfloat.Parse(tok)
+		got, n, ok := parseFloat(b)
+		if ok != (werr == nil && tok != "") || ok && (math.Float64bits(got) != math.Float64bits(want) || n != len(tok)) {
+			t.Errorf("parseFloat(%q) = %v, %d, %v; fastfloat.Parse(%q) = %v, %v", b, got, n, ok, tok, want, werr)
+		}
+		wantI, ierr := fastfloat.ParseInt64(tok)
+		gotI, n, ok := parseInt(b)
+		if ok != (ierr == nil && tok != "") || ok && (gotI != wantI || n != len(tok)) {
+			t.Errorf("parseInt(%q) = %v, %d, %v; fastfloat.ParseInt64(%q) = %v, %v", b, gotI, n, ok, tok, wantI, ierr)
 		}
 	}
 }
