@@ -248,6 +248,16 @@ const exactDigits = 15
 // pow10 holds the powers of ten up to 10^exactDigits.
 var pow10 = [exactDigits + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
+// scanDigits appends the decimal digits of b from index i to d (d*10 + digit each) and returns the result and the
+// index of the first byte that is not a digit. Callers bound the digit count, so d does not overflow for what they
+// keep.
+func scanDigits(b []byte, i int, d uint64) (uint64, int) {
+	for ; i < len(b) && b[i]-'0' < 10; i++ {
+		d = d*10 + uint64(b[i]-'0')
+	}
+	return d, i
+}
+
 // parseFloat reads the JSON number b starts with (up to a comma, a bracket or the end) and returns its value, its
 // length and true, or false when b does not start with a number. A number of the usual form (`-`, at most
 // exactDigits digits, at most one point) is converted in the same pass as the scan, in the same arithmetic as
@@ -258,16 +268,12 @@ func parseFloat(b []byte) (float64, int, bool) {
 	if neg {
 		i++
 	}
-	start, d := i, uint64(0)
-	for ; i < len(b) && b[i]-'0' < 10; i++ {
-		d = d*10 + uint64(b[i]-'0')
-	}
+	start := i
+	d, i := scanDigits(b, i, 0)
 	digits, frac, point := i-start, 0, i < len(b) && b[i] == '.'
 	if point {
-		j := i + 1
-		for ; j < len(b) && b[j]-'0' < 10; j++ {
-			d = d*10 + uint64(b[j]-'0')
-		}
+		var j int
+		d, j = scanDigits(b, i+1, d)
 		frac, i = j-i-1, j
 	}
 	if digits == 0 || (point && frac == 0) || digits+frac > exactDigits || (i < len(b) && b[i] != ',' && b[i] != ']') {
@@ -290,10 +296,9 @@ func parseInt(b []byte) (int64, int, bool) {
 	if neg {
 		i++
 	}
-	start, d := i, int64(0)
-	for ; i < len(b) && b[i]-'0' < 10; i++ {
-		d = d*10 + int64(b[i]-'0')
-	}
+	start := i
+	u, i := scanDigits(b, i, 0)
+	d := int64(u)
 	if n := i - start; n == 0 || n > 18 || (i < len(b) && b[i] != ',' && b[i] != ']') {
 		tok := numberPrefix(b)
 		t, err := fastfloat.ParseInt64(unsafeString(tok))
