@@ -93,8 +93,11 @@ func startFlux(assetsDir, kubeconfig, workDir, logDir string, proxy *Proxy) (*Fl
 	return &FluxControllers{Source: src, Helm: helm}, nil
 }
 
-// Stop stops helm-controller, then source-controller. It returns both stop errors.
-func (f *FluxControllers) Stop() error { return errors.Join(f.Helm.Stop(), f.Source.Stop()) }
+// Stop ends helm-controller, then source-controller, at once (Process.Kill): what they hold lives in the control
+// plane and the artifact folder, both thrown away with them, and a graceful stop is not clean while a Helm action is
+// in flight (helm-controller exits with status 1 when its --graceful-shutdown-timeout passes during an install that
+// waits). It returns an error for each controller that had ended on its own before.
+func (f *FluxControllers) Stop() error { return errors.Join(f.Helm.Kill(), f.Source.Kill()) }
 
 // exited returns an error naming the first controller that has ended on its own, nil while both run.
 func (f *FluxControllers) exited() error {
