@@ -66,10 +66,8 @@ lint-charts: ## helm lint --strict on every chart, with its defaults and each ci
 
 .PHONY: test
 test: ## Run every test: unit, chart goldens, scenarios, envtest, a real node, end-to-end and browser (Go; chromium, containerd, runc and the CNI plugins from apt).
-	@bash ci/tools.sh --for test
+	@bash ci/packages.sh bash ci/tools.sh --for test
 	@bash ci/crds.sh
-	@bash ci/chromium.sh
-	@bash ci/node.sh
 	GOGC=$(KOF_BUILD_GOGC) $(GO) build -o $(BIN)/kof ./tools/kof
 	GOGC=$(KOF_BUILD_GOGC) $(BIN)/kof images --compile-only
 	@GO=$(GO) GOTEST_TIMEOUT=$(GOTEST_TIMEOUT) GOTEST_P=$(GOTEST_P) bash ci/test.sh

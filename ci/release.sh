@@ -12,7 +12,10 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-export CGO_ENABLED=0 GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+# The images' binaries are static (release/image builds them with cgo off); bin/kof, which builds them, is built with
+# the caller's cgo setting like `make build` and `make test` build it, so that on a machine that ran those its
+# packages are compiled already (cgo on and off compile the net package, and everything above it, apart).
+export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
 mode="${1:-}"
 case "$mode" in
