@@ -10,9 +10,9 @@
 # and may use the helpers below (wrapper_module, replaced_module, joint_module, kof_module_build, kube_version,
 # k8s_minor).
 #
-# and may set GROUP (tools of one module built by one `go build`: KCM and the Kubernetes commands of KOF's own module,
-# the Flux controllers of their joint module), with PKG (its command package) and group_build OUT PKG... (builds
-# those packages into folder OUT).
+# and may set GROUP (tools of one module built by one `go build`: the commands of KOF's own module, the Flux
+# controllers of their joint module), with PKG (its command package), group_build OUT TOOL=PKG... (builds those
+# packages into folder OUT, as OUT/TOOL) and, in KOF's module, ldflags (the link flags of its program).
 #
 # Which make target needs which tool is ci/tools/targets.tsv, with a rough cold build time per tool; `--for TARGET`
 # builds that target's tools. Before building, one line lists what will be built with those times; then one line
@@ -126,22 +126,42 @@ flux_build() {
   dir="$(joint_module "flux-source-$sc-helm-$hc" \
     "github.com/fluxcd/source-controller $sc github.com/fluxcd/source-controller" \
     "github.com/fluxcd/helm-controller $hc github.com/fluxcd/helm-controller")"
-  (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$out/" "$@")
+  (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$out/" "${@#*=}")
 }
 
-# kof_module_build OUT PKG...: builds command packages of KOF's own module (go.mod's tool lines: KCM and the
-# Kubernetes commands) into folder OUT with one `go build` and the flags of `go build ./tools/kof` (the caller's or
-# the machine's default cgo setting, no -trimpath), so the packages they share with bin/kof and the tests (client-go,
-# apiserver, controller-runtime, Helm, gRPC, OpenTelemetry...) compile once per machine. Each program gets its own
-# version ldflags (kube_ldflags, KCM's). A binary named after the last path element `cmd` (KCM's command package) is
-# renamed kcm.
+# kof_module_build OUT TOOL=PKG...: builds command packages of KOF's own module (go.mod's tool lines: KCM, the
+# Kubernetes commands, etcd, helm, controller-gen, addon-controller, VictoriaLogs) into folder OUT, as OUT/TOOL, with
+# the flags of `go build ./tools/kof` (the caller's or the machine's default cgo setting, no -trimpath), so the
+# packages they share with each other, bin/kof and the tests (client-go, apiserver, controller-runtime, Helm, gRPC,
+# OpenTelemetry...) compile once per machine. Each program links with the ldflags its tool script's `ldflags`
+# prints. One `go build` makes every package whose default binary name (the last path element that is not a major
+# version) is not taken by an earlier one; a package whose name is taken (KCM's and addon-controller's are both
+# `cmd`) is linked by a `go build` of its own after it, which finds the shared packages compiled.
 kof_module_build() {
-  local out="$1"; shift
-  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build \
-    -ldflags="k8s.io/kubernetes/cmd/...=$(kube_ldflags "$(kube_version)")" \
-    -ldflags="github.com/K0rdent/kcm/cmd=$(kcm_ldflags)" \
-    -o "$out/" "$@")
-  if [ -e "$out/cmd" ]; then mv "$out/cmd" "$out/kcm"; fi
+  local out="$1" pair name flags first=() later=() args=()
+  shift
+  declare -A taken=()
+  for pair in "$@"; do
+    name="$(default_binary "${pair#*=}")"
+    if [ -z "${taken[$name]:-}" ]; then taken[$name]=1; first+=("$pair"); else later+=("$pair"); fi
+    flags="$(spec "${pair%%=*}"; ldflags)"
+    args+=("-ldflags=${pair#*=}=$flags")
+  done
+  mkdir -p "$out/.shared"
+  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build "${args[@]}" -o "$out/.shared/" "${first[@]#*=}")
+  for pair in "${first[@]}"; do mv "$out/.shared/$(default_binary "${pair#*=}")" "$out/${pair%%=*}"; done
+  rmdir "$out/.shared"
+  for pair in "${later[@]}"; do
+    (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build "${args[@]}" -o "$out/${pair%%=*}" "${pair#*=}")
+  done
+}
+
+# default_binary PKG: the file name `go build -o DIR/` gives command package PKG: its last path element, or the one
+# before it when that is a major version suffix (go.etcd.io/etcd/server/v3 -> server).
+default_binary() {
+  local p="$1" last="${1##*/}"
+  if [[ "$last" =~ ^v[0-9]+$ ]]; then p="${p%/*}"; last="${p##*/}"; fi
+  echo "$last"
 }
 
 # kcm_ldflags: the version ldflags of KCM's Makefile, at go.mod's KCM version.
@@ -163,11 +183,13 @@ kube_ldflags() {
   echo "$ld"
 }
 
-# spec TOOL: sources ci/tools/TOOL.sh and defines is_current; exits 2 for an unknown tool.
+# spec TOOL: sources ci/tools/TOOL.sh (TOOL set to the tool's name; `ldflags` prints "-s -w" unless the script defines
+# its own) and defines is_current; exits 2 for an unknown tool.
 spec() {
   local f="$ROOT/ci/tools/$1.sh"
   [ -f "$f" ] || { echo "ci/tools.sh: unknown tool $1 (no ci/tools/$1.sh)" >&2; exit 2; }
-  GROUP="" PKG=""
+  TOOL="$1" GROUP="" PKG=""
+  ldflags() { echo "-s -w"; }
   # shellcheck source=/dev/null
   source "$f"
   is_current() { [ -x "$1" ] && { version_line "$1" 2>/dev/null || true; } | grep -qF -- "$(want)"; }
@@ -198,7 +220,7 @@ build_set() (
   for t in "$@"; do
     spec "$t"; dir="$CACHE/$t-$VERSION"; mkdir -p "$dir"
     exec {fd}>"$dir/.lock"; flock "$fd"
-    pkgs+=("$PKG")
+    pkgs+=("$t=$PKG")
   done
   spec "$first"
   start=$SECONDS

@@ -1,12 +1,12 @@
-# etcd, the store behind the envtest control plane. Every etcd module at one version, or tidy mixes releases.
-VERSION="${ETCD_VERSION:-3.7.3}"
+# etcd, the store behind the envtest control plane. Built from KOF's own module (go.mod's
+# `tool go.etcd.io/etcd/server/v3`): its version is go.mod's etcd version, the one kube-apiserver's etcd client is
+# built with (one definition; every etcd module at that version), and what it shares with kube-apiserver (gRPC,
+# OpenTelemetry, the etcd API) compiles once (GROUP; kof_module_build in ../tools.sh).
+VERSION="$(cd "$ROOT" && go list -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
+VERSION="${VERSION#v}"
+GROUP=kof-module
+PKG=go.etcd.io/etcd/server/v3
 version_line() { "$1" --version | head -1; }
 want() { echo "etcd Version: $VERSION"; }
-build() {
-  local dir
-  dir="$(wrapper_module etcd "$VERSION" "$(
-    printf 'require (\n'
-    for m in api/v3 client/pkg/v3 client/v3 pkg/v3 server/v3; do printf '\tgo.etcd.io/etcd/%s v%s\n' "$m" "$VERSION"; done
-    printf ')\n\ntool go.etcd.io/etcd/server/v3\n')")"
-  (cd "$dir" && go build -trimpath -ldflags="-s -w" -o "$1/etcd" go.etcd.io/etcd/server/v3)
-}
+group_build() { kof_module_build "$@"; }
+build() { group_build "$1" "$TOOL=$PKG"; }

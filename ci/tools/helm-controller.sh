@@ -8,4 +8,4 @@ PKG=github.com/fluxcd/helm-controller
 version_line() { go version -m "$1" | grep -E '^[[:space:]]+(mod|dep)[[:space:]]+github.com/fluxcd/helm-controller[[:space:]]'; }
 want() { printf '%s\tv%s\n' github.com/fluxcd/helm-controller "$VERSION"; }
 group_build() { flux_build "$@"; }
-build() { group_build "$1" "$PKG"; }
+build() { group_build "$1" "$TOOL=$PKG"; }

@@ -13,4 +13,5 @@ PKG=github.com/K0rdent/kcm/cmd
 version_line() { go version -m "$1" | grep -E '^[[:space:]]+(mod|dep)[[:space:]]+github.com/K0rdent/kcm[[:space:]]'; }
 want() { printf '%s\tv%s\n' github.com/K0rdent/kcm "$VERSION"; }
 group_build() { kof_module_build "$@"; }
-build() { group_build "$1" "$PKG"; }
+ldflags() { kcm_ldflags; }
+build() { group_build "$1" "$TOOL=$PKG"; }

@@ -6,4 +6,5 @@ PKG=k8s.io/kubernetes/cmd/kubelet
 version_line() { "$1" --version; }
 want() { echo "Kubernetes v$VERSION"; }
 group_build() { kof_module_build "$@"; }
-build() { group_build "$1" "$PKG"; }
+ldflags() { kube_ldflags "$(kube_version)"; }
+build() { group_build "$1" "$TOOL=$PKG"; }

@@ -13,4 +13,4 @@ PKG=github.com/fluxcd/source-controller
 version_line() { go version -m "$1" | grep -E '^[[:space:]]+(mod|dep)[[:space:]]+github.com/fluxcd/source-controller[[:space:]]'; }
 want() { printf '%s\tv%s\n' github.com/fluxcd/source-controller "$VERSION"; }
 group_build() { flux_build "$@"; }
-build() { group_build "$1" "$PKG"; }
+build() { group_build "$1" "$TOOL=$PKG"; }

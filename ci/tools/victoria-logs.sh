@@ -1,10 +1,13 @@
 # VictoriaLogs single-node: real logs and audit-logs storage (and span-shaped records, since VictoriaTraces is not
-# served by the Go module proxy) for the exporter and data-path tests.
-VERSION="${VICTORIA_LOGS_VERSION:-1.52.1}"
+# served by the Go module proxy) for the exporter and data-path tests. Built from KOF's own module (go.mod's
+# `tool github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs`): its version is go.mod's VictoriaLogs version,
+# the one whose query language KOF's code parses (one definition), and its shared packages compile once (GROUP).
+VERSION="$(cd "$ROOT" && go list -m -f '{{.Version}}' github.com/VictoriaMetrics/VictoriaLogs)"
+VERSION="${VERSION#v}"
+GROUP=kof-module
+PKG=github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs
 version_line() { "$1" -version; }
 want() { echo "victoria-logs-v$VERSION"; }
-build() {
-  GOBIN="$1" go install -trimpath \
-    -ldflags="-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-logs-v$VERSION" \
-    "github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs@v$VERSION"
-}
+group_build() { kof_module_build "$@"; }
+ldflags() { echo "-s -w -X github.com/VictoriaMetrics/VictoriaMetrics/lib/buildinfo.Version=victoria-logs-v$VERSION"; }
+build() { group_build "$1" "$TOOL=$PKG"; }
