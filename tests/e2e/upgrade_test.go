@@ -42,10 +42,11 @@ import (
 // order, so N is an upgrade of N-1 and N-1 a downgrade of N.
 const upgradeFromVersion = "2.0.1-e2e.0"
 
-// upgradeBaseline is the commit release N-1 is built from while the history of charts/kof/Chart.yaml holds no
+// upgradeBaseline bounds the commits release N-1 is built from while the history of charts/kof/Chart.yaml holds no
 // earlier chart version (every commit so far is 2.0.0, set when the chart was added): the first commit whose
 // ServiceTemplateChains list only lower versions as upgrade sources, so that a rollback to it is a fair test.
-// previousCommit replaces it with the parent of the commit that sets a new version once one exists.
+// previousCommit picks the commit after it whose dependencies are this tree's, and uses the parent of the commit
+// that sets a new version once one exists.
 const upgradeBaseline = "0c43c11fa9ce5ed693f5212e3d4b88775abdfb48"
 
 // releasePlatforms is the one platform the upgrade test builds release N-1 for (the control plane's).
@@ -53,7 +54,10 @@ const releasePlatforms = "linux/amd64"
 
 // previousCommit returns the commit release N-1 is built from and how it was found: the parent of the newest
 // commit that changed the `version:` of charts/kof/Chart.yaml to this tree's version, when that parent's version is
-// another one; otherwise upgradeBaseline.
+// another one. Otherwise it is the oldest commit since upgradeBaseline whose go.mod and go.sum are HEAD's (the
+// newest commit that changed either), when that is not HEAD itself: the widest upgrade whose `make release` compiles
+// from the packages release N compiled (on a fresh machine a commit with other dependency versions recompiles
+// nearly every package of the CLI and the images); else upgradeBaseline.
 func previousCommit(t *testing.T) (commit, how string) {
 	t.Helper()
 	root := shared.session.Root
@@ -84,6 +88,19 @@ func previousCommit(t *testing.T) (commit, how string) {
 	}
 	if err := exec.Command("git", "-C", root, "cat-file", "-e", upgradeBaseline+"^{commit}").Run(); err != nil {
 		t.Fatalf("commit %s (upgradeBaseline) is not in the repository's history: clone it with its history", upgradeBaseline)
+	}
+	deps, err := exec.Command("git", "-C", root, "log", "-1", "--format=%H", "HEAD", "--", "go.mod", "go.sum").Output()
+	if err != nil {
+		t.Fatalf("git log go.mod go.sum: %v", err)
+	}
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse HEAD: %v", err)
+	}
+	if c := strings.TrimSpace(string(deps)); c != "" && c != strings.TrimSpace(string(head)) &&
+		exec.Command("git", "-C", root, "merge-base", "--is-ancestor", upgradeBaseline, c).Run() == nil {
+		return c, fmt.Sprintf("the newest commit that changed go.mod or go.sum (%s), after upgradeBaseline: the oldest "+
+			"with this tree's dependencies", c[:12])
 	}
 	return upgradeBaseline, "no earlier chart version in the history of charts/kof/Chart.yaml (all " + current +
 		"): upgradeBaseline"
