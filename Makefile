@@ -69,8 +69,8 @@ test: ## Run every test: unit, chart goldens, scenarios, envtest, a real node, e
 	@bash ci/packages.sh bash ci/tools.sh --for test
 	@bash ci/crds.sh
 	GOGC=$(KOF_BUILD_GOGC) $(GO) build -o $(BIN)/kof ./tools/kof
-	GOGC=$(KOF_BUILD_GOGC) $(BIN)/kof images --compile-only
-	@GO=$(GO) GOTEST_TIMEOUT=$(GOTEST_TIMEOUT) GOTEST_P=$(GOTEST_P) bash ci/test.sh
+	GOGC=$(KOF_BUILD_GOGC) $(BIN)/kof images --compile-only --platforms linux/$$($(GO) env GOARCH)
+	@KOF_BUILD_GOGC=$(KOF_BUILD_GOGC) GO=$(GO) GOTEST_TIMEOUT=$(GOTEST_TIMEOUT) GOTEST_P=$(GOTEST_P) bash ci/test.sh
 
 .PHONY: bench
 bench: ## Run the Go benchmarks and compare chartlib with bin/helm template on the same charts.
