@@ -12,7 +12,8 @@
 #
 # and may set GROUP (tools of one module built by one `go build`: the commands of KOF's own module, the Flux
 # controllers of their joint module), with PKG (its command package), group_build OUT TOOL=PKG... (builds those
-# packages into folder OUT, as OUT/TOOL) and, in KOF's module, ldflags (the link flags of its program).
+# packages into folder OUT, as OUT/TOOL) and, in KOF's module, ldflags (the link flags of its program), and STATIC=1
+# for a program the tests pack into an image (tests/node): it must be built without cgo, and is checked for that.
 #
 # Which make target needs which tool is ci/tools/targets.tsv, with a rough cold build time per tool; `--for TARGET`
 # builds that target's tools. Before building, one line lists what will be built with those times; then one line
@@ -136,17 +137,24 @@ flux_build() {
 # OpenTelemetry...) compile once per machine. Each program links with the ldflags its tool script's `ldflags`
 # prints. One `go build` makes every package whose default binary name (the last path element that is not a major
 # version) is not taken by an earlier one; a package whose name is taken (KCM's and addon-controller's are both
-# `cmd`) is linked by a `go build` of its own after it, which finds the shared packages compiled.
+# `cmd`) is linked by a `go build` of its own after it, which finds the shared packages compiled. A STATIC member (one
+# the tests pack into an image) is built apart with CGO_ENABLED=0 and -trimpath, at go.mod's version all the same:
+# with bin/kof's cgo setting it would need the machine's C library.
 kof_module_build() {
-  local out="$1" pair name flags first=() later=() args=()
+  local out="$1" pair name flags first=() later=() static=() args=()
   shift
   declare -A taken=()
   for pair in "$@"; do
+    flags="$(spec "${pair%%=*}"; ldflags)"
+    if [ -n "$(spec "${pair%%=*}"; echo "$STATIC")" ]; then
+      (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags="$flags" -o "$out/${pair%%=*}" "${pair#*=}")
+      continue
+    fi
     name="$(default_binary "${pair#*=}")"
     if [ -z "${taken[$name]:-}" ]; then taken[$name]=1; first+=("$pair"); else later+=("$pair"); fi
-    flags="$(spec "${pair%%=*}"; ldflags)"
     args+=("-ldflags=${pair#*=}=$flags")
   done
+  [ ${#first[@]} -gt 0 ] || return 0
   mkdir -p "$out/.shared"
   (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build "${args[@]}" -o "$out/.shared/" "${first[@]#*=}")
   for pair in "${first[@]}"; do mv "$out/.shared/$(default_binary "${pair#*=}")" "$out/${pair%%=*}"; done
@@ -188,12 +196,20 @@ kube_ldflags() {
 spec() {
   local f="$ROOT/ci/tools/$1.sh"
   [ -f "$f" ] || { echo "ci/tools.sh: unknown tool $1 (no ci/tools/$1.sh)" >&2; exit 2; }
-  TOOL="$1" GROUP="" PKG=""
+  TOOL="$1" GROUP="" PKG="" STATIC=""
   ldflags() { echo "-s -w"; }
   # shellcheck source=/dev/null
   source "$f"
-  is_current() { [ -x "$1" ] && { version_line "$1" 2>/dev/null || true; } | grep -qF -- "$(want)"; }
+  # A STATIC tool (one the tests pack into an image: STATIC=1 in its script) is current only when built without cgo,
+  # so a binary a cgo build left in the cache is rebuilt.
+  is_current() {
+    [ -x "$1" ] && { version_line "$1" 2>/dev/null || true; } | grep -qF -- "$(want)" && { [ -z "$STATIC" ] || is_static "$1"; }
+  }
 }
+
+# is_static BIN: whether the Go program BIN was built with CGO_ENABLED=0 (its build settings, `go version -m`), so that
+# it runs in an image without a C library.
+is_static() { go version -m "$1" 2>/dev/null | grep -q $'^\tbuild\tCGO_ENABLED=0$'; }
 
 # status TOOL: links bin/TOOL when it or the cache is current and prints nothing; otherwise prints
 # "TOOL<TAB>VERSION<TAB>GROUP" (GROUP defaults to the tool itself).
@@ -242,6 +258,10 @@ build_set() (
   }
   for t in "$@"; do
     spec "$t"
+    [ -z "$STATIC" ] || is_static "$CACHE/$t-$VERSION/$t" || {
+      echo "ci/tools.sh: $t built with cgo, but the tests pack it into an image (STATIC=1 in ci/tools/$t.sh): build it with CGO_ENABLED=0" >&2
+      exit 1
+    }
     is_current "$CACHE/$t-$VERSION/$t" || {
       echo "ci/tools.sh: $t built but reports '$(version_line "$CACHE/$t-$VERSION/$t" 2>&1 | head -1)', want '$(want)'" >&2
       exit 1
@@ -297,7 +317,8 @@ main() {
   for m in "${missing[@]}"; do
     t="${m%%$'\t'*}"; n="$(minutes "$t")"; total=$((total + n)); list+=" $t (~${n}m)"
   done
-  say "to build once per machine, about $total min on two idle cores:$list; cached in $CACHE"
+  # The minutes of the plan were measured two builds at a time, so the wall time is about half their sum.
+  say "to build once per machine, about $(( (total + 1) / 2 )) min on two idle cores (two builds at a time):$list; cached in $CACHE"
   # One build per group, in the plan's order, KOF_TOOLS_JOBS (default 2) at once: one build's module downloads and
   # single-threaded link overlap another's compiling.
   jobs_max="${KOF_TOOLS_JOBS:-2}"

@@ -1,6 +1,8 @@
 # MinIO: a real S3 server (multipart uploads, path-style addressing, object lock) for the exporter tests. MinIO
 # publishes no semantic-version tags, so the module proxy serves it as a pseudo-version of one commit.
 VERSION="${MINIO_VERSION:-v0.0.0-20260212201848-7aac2a2c5b7c}"
+# Packed into an image by the tests (tests/node): built without cgo.
+STATIC=1
 version_line() { "$1" --version; }
 want() { echo "commit-id=${VERSION##*-}"; }
 build() {

@@ -5,6 +5,8 @@
 OTELCOL_MANIFEST="$ROOT/ci/otelcol/manifest.yaml"
 OTELCOL_RELEASE="$(sed -n 's/^  version: *//p' "$OTELCOL_MANIFEST")"
 VERSION="${OTELCOL_VERSION:-$OTELCOL_RELEASE-$(sha256sum "$OTELCOL_MANIFEST" | cut -c1-10)}"
+# Packed into an image by the tests (tests/node): built without cgo.
+STATIC=1
 version_line() { "$1" --version; }
 want() { echo "version $VERSION"; }
 build() {

@@ -1,5 +1,7 @@
 # VictoriaMetrics single-node: real metrics storage for the exporter, data-path and dashboard query tests.
 VERSION="${VICTORIA_METRICS_VERSION:-1.151.0}"
+# Packed into an image by the tests (tests/node): built without cgo.
+STATIC=1
 version_line() { "$1" -version; }
 want() { echo "victoria-metrics-v$VERSION"; }
 build() {

@@ -161,3 +161,18 @@ func run(m *testing.M) int {
 		time.Since(stop).Seconds())
 	return code
 }
+
+// TestPackedImagesAreStaticTools fails when a program of packedImages is not marked STATIC=1 in its ci/tools/
+// script: ci/tools.sh then builds it without cgo and checks its build settings, so a tool moved into a cgo build
+// (VictoriaLogs once was, and its image then needed the machine's C library) fails when it is built, not here.
+func TestPackedImagesAreStaticTools(t *testing.T) {
+	for name := range packedImages {
+		b, err := os.ReadFile(filepath.Join(shared.root, "ci", "tools", name+".sh"))
+		if err != nil {
+			t.Fatalf("image %s: %v", name, err)
+		}
+		if !strings.Contains("\n"+string(b), "\nSTATIC=1\n") {
+			t.Errorf("ci/tools/%s.sh lacks a STATIC=1 line: the tests pack %s into an image, so it must be built without cgo", name, name)
+		}
+	}
+}
