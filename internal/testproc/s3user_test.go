@@ -175,3 +175,61 @@ func TestAttachPolicyWaitsForANewPolicy(t *testing.T) {
 		t.Errorf("attachPolicy = %q after %v and %d calls; want XMinioAdminNoSuchPolicy after the 1 s deadline, retried", got, time.Since(start), calls.Load())
 	}
 }
+
+// TestMinIOReadyServesBucketsAndIAM is the regression test of a MinIO that the harness called ready while it still
+// answered a bucket PUT with 503 XMinioServerNotInitialized and lost a policy it had just added (its liveness check
+// answers before its object layer and IAM are initialized): at once after the start and after a restart on the same
+// data folder, MinIO's cluster check answers 200 and the root user creates a bucket and adds, creates and attaches a
+// policy to a user with one request each, no retry.
+func TestMinIOReadyServesBucketsAndIAM(t *testing.T) {
+	s := MinIO(t)
+	ctx := context.Background()
+	for round := range 3 {
+		if round > 0 {
+			if err := s.Stop(); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Restart(); err != nil {
+				t.Fatalf("Restart: %v", err)
+			}
+		}
+		// MinIO's own check of its object layer, bucket metadata and IAM.
+		resp, err := http.Get(s.URL + "/minio/health/cluster")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("round %d: /minio/health/cluster at once after the start: HTTP %d (%s), want 200", round,
+				resp.StatusCode, resp.Header.Get("X-Minio-Server-Status"))
+		}
+		u, _ := url.Parse(s.URL)
+		root, err := minio.New(u.Host, &minio.Options{Creds: credentials.NewStaticV4(MinIOAccessKey, MinIOSecretKey, ""),
+			Region: "us-east-1", BucketLookup: minio.BucketLookupPath})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bucket := fmt.Sprintf("ready-%d", round)
+		if err := root.MakeBucket(ctx, bucket, minio.MakeBucketOptions{}); err != nil {
+			t.Fatalf("round %d: CreateBucket at once after the start: %v", round, err)
+		}
+		adm, err := madmin.New(u.Host, MinIOAccessKey, MinIOSecretKey, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		policy, err := GuidePolicy(ColdStorageGuide, bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, user := fmt.Sprintf("policy-ready-%d", round), fmt.Sprintf("ready-%d", round)
+		if err := adm.AddCannedPolicy(ctx, name, policy); err != nil {
+			t.Fatalf("round %d: add policy: %v", round, err)
+		}
+		if err := adm.AddUser(ctx, user, "ready-user-secret"); err != nil {
+			t.Fatalf("round %d: add user: %v", round, err)
+		}
+		if _, err := adm.AttachPolicy(ctx, madmin.PolicyAssociationReq{Policies: []string{name}, User: user}); err != nil {
+			t.Fatalf("round %d: attach policy at once after adding it: %v", round, err)
+		}
+	}
+}

@@ -41,7 +41,8 @@ func VictoriaLogsSpec() Spec {
 	}
 }
 
-// MinIOSpec runs a single-drive MinIO with the folder as its drive and MinIOAccessKey/MinIOSecretKey as root.
+// MinIOSpec runs a single-drive MinIO with the folder as its drive and MinIOAccessKey/MinIOSecretKey as root; it is
+// ready when it serves S3 and admin requests.
 func MinIOSpec() Spec {
 	return Spec{
 		Tool: "minio",
@@ -52,7 +53,10 @@ func MinIOSpec() Spec {
 			"MINIO_ROOT_USER=" + MinIOAccessKey, "MINIO_ROOT_PASSWORD=" + MinIOSecretKey,
 			"MINIO_BROWSER=off", "MINIO_UPDATE=off", "MINIO_CI_CD=1",
 		},
-		Health: "/minio/health/live",
+		// MinIO's cluster check answers 200 only once its object layer, bucket metadata and IAM are initialized;
+		// its liveness check answers 200 before, when a bucket PUT gets 503 XMinioServerNotInitialized and a policy
+		// just added can be lost to the IAM load that follows.
+		Health: "/minio/health/cluster",
 	}
 }
 
