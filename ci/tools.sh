@@ -33,7 +33,10 @@ CACHE="${KOF_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kof-tools}"
 # The cgo setting `go build` of bin/kof uses (the caller's, else the machine's default), for tools built from KOF's own
 # module with bin/kof's flags so that their shared packages compile once (ci/tools/kcm.sh).
 KOF_CGO_ENABLED="${CGO_ENABLED:-$(go env CGO_ENABLED)}"
-export CGO_ENABLED=0 GOWORK=off GOFLAGS=-buildvcs=false GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
+# Every tool links with -s -w (no DWARF), so its packages compile without DWARF too (-dwarf=false: about 9% less CPU
+# for a cold `go build k8s.io/client-go/kubernetes`, 191 s instead of 211 s), except those of KOF's module, which
+# compile with bin/kof's flags (kof_module_build).
+export CGO_ENABLED=0 GOWORK=off GOFLAGS="-buildvcs=false -gcflags=all=-dwarf=false" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
 say() { echo "[tools $(date +%T)] $*" >&2; }
 
@@ -156,11 +159,11 @@ kof_module_build() {
   done
   [ ${#first[@]} -gt 0 ] || return 0
   mkdir -p "$out/.shared"
-  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build "${args[@]}" -o "$out/.shared/" "${first[@]#*=}")
+  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" GOFLAGS=-buildvcs=false go build "${args[@]}" -o "$out/.shared/" "${first[@]#*=}")
   for pair in "${first[@]}"; do mv "$out/.shared/$(default_binary "${pair#*=}")" "$out/${pair%%=*}"; done
   rmdir "$out/.shared"
   for pair in "${later[@]}"; do
-    (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" go build "${args[@]}" -o "$out/${pair%%=*}" "${pair#*=}")
+    (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" GOFLAGS=-buildvcs=false go build "${args[@]}" -o "$out/${pair%%=*}" "${pair#*=}")
   done
 }
 
