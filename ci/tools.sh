@@ -144,7 +144,7 @@ flux_build() {
 # the tests pack into an image) is built apart with CGO_ENABLED=0 and -trimpath, at go.mod's version all the same:
 # with bin/kof's cgo setting it would need the machine's C library.
 kof_module_build() {
-  local out="$1" pair name flags first=() later=() static=() args=()
+  local out="$1" pair name flags first=() later=() args=()
   shift
   declare -A taken=()
   for pair in "$@"; do
