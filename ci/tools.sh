@@ -144,12 +144,13 @@ flux_build() {
 # the tests pack into an image) is built apart with CGO_ENABLED=0 and -trimpath, at go.mod's version all the same:
 # with bin/kof's cgo setting it would need the machine's C library.
 kof_module_build() {
-  local out="$1" pair name flags first=() later=() args=()
+  local out="$1" pair name flags static first=() later=() args=()
   shift
   declare -A taken=()
   for pair in "$@"; do
-    flags="$(spec "${pair%%=*}"; ldflags)"
-    if [ -n "$(spec "${pair%%=*}"; echo "$STATIC")" ]; then
+    # The script's STATIC mark and link flags, from one `spec` (first line: the mark, may be empty).
+    { read -r static; read -r flags; } < <(spec "${pair%%=*}"; echo "$STATIC"; ldflags)
+    if [ -n "$static" ]; then
       (cd "$ROOT" && CGO_ENABLED=0 go build -trimpath -ldflags="$flags" -o "$out/${pair%%=*}" "${pair#*=}")
       continue
     fi
