@@ -139,6 +139,42 @@ func Alive(pid int) bool {
 	return err == nil && state.state != "Z"
 }
 
+// CPUTime returns the user plus system CPU time process pid has used so far: fields 14 and 15 of
+// /proc/<pid>/stat (proc(5)), counted in clock ticks of 1/100 s (USER_HZ, 100 on every Linux architecture Go
+// supports). Errors are a missing process or an unreadable stat line.
+func CPUTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, fmt.Errorf("read process stat: %w", err)
+	}
+	d, err := statCPU(string(data))
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return d, nil
+}
+
+// statCPU returns utime + stime of a /proc/<pid>/stat line s, in clock ticks of 1/100 s.
+func statCPU(s string) (time.Duration, error) {
+	end := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
+	if end < 0 {
+		return 0, errors.New("no command name")
+	}
+	f := strings.Fields(s[end+1:]) // from field 3 (state) on
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("CPU ticks %q: %w", v, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
 // procStat is the part of /proc/<pid>/stat this package reads.
 type procStat struct {
 	comm, state string

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -80,5 +81,41 @@ func TestUseScratchKeepsTheFolderOfAFailedRun(t *testing.T) {
 	end(0)
 	if _, err := os.Stat(passed); !os.IsNotExist(err) {
 		t.Errorf("the passed run's scratch folder %s is still there (%v)", passed, err)
+	}
+}
+
+// CPUTime reads utime and stime of a stat line whose command name holds spaces and a parenthesis, counts this
+// process's own CPU (a busy loop of at least 300 ms of CPU raises it by at least 250 ms), and names a missing
+// process or a short line in its error.
+func TestCPUTime(t *testing.T) {
+	line := "4242 (kube apiserver) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 1234 56 0 0 20 0 8 0 100 0 0\n"
+	if d, err := statCPU(line); err != nil || d != 12900*time.Millisecond {
+		t.Errorf("statCPU(%q) = %v, %v; want 12.9s (1234 + 56 ticks of 10 ms)", line, d, err)
+	}
+	if _, err := statCPU("4242 (short) S 1 2 3"); err == nil || !strings.Contains(err.Error(), "want at least 13") {
+		t.Errorf("statCPU of a short line: error %v, want one naming the field count", err)
+	}
+	before, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := 1.0
+	for start := time.Now(); time.Since(start) < 30*time.Second; {
+		for i := 0; i < 1e5; i++ {
+			x = x*1.0000001 + 1e-9
+		}
+		if d, _ := CPUTime(os.Getpid()); d-before >= 300*time.Millisecond {
+			break
+		}
+	}
+	after, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after - before; got < 250*time.Millisecond {
+		t.Errorf("CPU time rose by %v over a busy loop of at least 300 ms of CPU (x=%v); want at least 250 ms", got, x)
+	}
+	if _, err := CPUTime(1 << 30); err == nil {
+		t.Error("CPUTime of a process that does not exist: no error")
 	}
 }

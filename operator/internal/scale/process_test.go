@@ -282,21 +282,13 @@ func (p *process) stop() {
 	_ = os.RemoveAll(p.dir)
 }
 
-// cpuSeconds returns the user + system CPU seconds of pid (fields 14 and 15 of /proc/<pid>/stat, in clock ticks of
-// 1/100 s, the USER_HZ of Linux), 0 when unknown.
+// cpuSeconds returns the user + system CPU seconds of pid (proc.CPUTime), 0 when unknown.
 func cpuSeconds(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := proc.CPUTime(pid)
 	if err != nil {
 		return 0
 	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from 3 on; comm may hold spaces
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseFloat(f[11], 64)
-	k, _ := strconv.ParseFloat(f[12], 64)
-	return (u + k) / 100
+	return d.Seconds()
 }
 
 // peakRSSOf returns the peak resident set size of pid in MiB (VmHWM of /proc/<pid>/status), 0 when unknown.
