@@ -225,6 +225,7 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 			}
 			labels = append(labels, [2]string{l.Name, l.Value})
 		}
+		columnar.SortLabels(labels) // this slice is the series' own: sorted once here, not copied and sorted twice by w
 		start := len(cur.ts)
 		cur.ts, cur.vals = append(cur.ts, s.Timestamps...), append(cur.vals, s.Values...)
 		cur.lines = append(cur.lines, batchLine{name: name, labels: labels, start: start, end: len(cur.ts)})

@@ -246,3 +246,25 @@ func TestZstdCodecRoundTrip(t *testing.T) {
 		t.Error("decoding corrupt input gave no error")
 	}
 }
+
+// SortLabels orders by name in place and keeps labels of one name in their order; the sorted slice has the series
+// id of the unsorted one, and a sorted slice is left as it is.
+func TestSortLabels(t *testing.T) {
+	in := [][2]string{{"pod", "a"}, {"cluster", "c1"}, {"job", "x"}, {"cluster", "c2"}, {"app", "z"}}
+	got := slices.Clone(in)
+	SortLabels(got)
+	want := [][2]string{{"app", "z"}, {"cluster", "c1"}, {"cluster", "c2"}, {"job", "x"}, {"pod", "a"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("SortLabels(%v) = %v, want %v", in, got, want)
+	}
+	idIn, checkIn := SeriesID("m", in)
+	idGot, checkGot := SeriesID("m", got)
+	if idIn != idGot || checkIn != checkGot {
+		t.Errorf("SeriesID of the sorted labels %d/%d, of the unsorted %d/%d; want equal", idGot, checkGot, idIn, checkIn)
+	}
+	again := slices.Clone(want)
+	SortLabels(again)
+	if !slices.Equal(again, want) {
+		t.Errorf("SortLabels changed sorted labels: %v", again)
+	}
+}

@@ -84,6 +84,15 @@ func SeriesID(name string, labels [][2]string) (int64, uint64) {
 // byName orders labels by name.
 func byName(a, b [2]string) int { return strings.Compare(a[0], b[0]) }
 
+// SortLabels orders labels by name in place, keeping the order of labels of the same name: the order SeriesID hashes
+// and the series file writes, so a SeriesWriter given labels in that order neither copies nor sorts them (a caller
+// that owns its labels slice sorts it once here instead of twice there).
+func SortLabels(labels [][2]string) {
+	if !slices.IsSortedFunc(labels, byName) {
+		slices.SortStableFunc(labels, byName)
+	}
+}
+
 // The 64-bit FNV parameters (hash/fnv, https://datatracker.ietf.org/doc/html/draft-eastlake-fnv).
 const (
 	fnvOffset = 14695981039346656037
