@@ -1,7 +1,11 @@
 package fidelity
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"kof.dev/kof/chartlib/fleet"
+	"kof.dev/kof/doctor/diagnose"
 	"kof.dev/kof/internal/harness"
 )
 
@@ -87,6 +92,42 @@ func judgeTemplates(t *testing.T, c *cell, name string) {
 			t.Errorf("%s: want KCM's failure to download the third-party chart", s)
 		}
 	}
+	ns := planted.GetNamespace()
+	if ns == "" {
+		ns = harness.KCMNamespace
+	}
+	doctorReportsInvalidTemplate(t, c.mgmt.Kubeconfig, "ServiceTemplate "+ns+"/"+planted.GetName(), plantedVersion)
+}
+
+// doctorReportsInvalidTemplate runs `kof doctor --output json` (bin/kof) on the management cluster of kubeconfig
+// and fails t unless it exits 1 with a ServiceTemplateInvalid error finding on object whose field is
+// status.validationError and whose message carries KCM's verdict, naming version.
+func doctorReportsInvalidTemplate(t *testing.T, kubeconfig, object, version string) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(shared.bin, "kof"), "doctor", "--kubeconfig", kubeconfig, "--output", "json")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("kof doctor: %v; want exit status 1 (an error finding)\n%s", err, errOut.String())
+	}
+	var d struct {
+		Findings []diagnose.Finding `json:"findings"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &d); err != nil {
+		t.Fatalf("kof doctor --output json: %v\n%s", err, out.String())
+	}
+	for _, f := range d.Findings {
+		if f.Code != diagnose.CodeServiceTemplateInvalid || f.Object != object {
+			continue
+		}
+		if f.Severity != diagnose.SeverityError || f.Field != "status.validationError" || !strings.Contains(f.Message, version) {
+			t.Errorf("kof doctor on %s: %+v; want an error on status.validationError naming version %s", object, f, version)
+		}
+		return
+	}
+	t.Errorf("kof doctor reports no %s on %s; its findings: %+v", diagnose.CodeServiceTemplateInvalid, object, d.Findings)
 }
 
 // renderScenario runs kof render for scenario name with the charts served by the test's repository, as replay does.
@@ -172,7 +213,8 @@ func templateInputs(t *testing.T, f *fleet.Fleet) ([]*unstructured.Unstructured,
 }
 
 // plantedTemplate returns a copy of the first ServiceTemplate of a KOF chart among inputs, renamed, asking for
-// plantedVersion of its chart.
+// plantedVersion of its chart, labelled as KOF's (app.kubernetes.io/part-of: kof, which kof doctor checks) and
+// without the rest of the chart's labels and annotations.
 func plantedTemplate(t *testing.T, inputs []*unstructured.Unstructured) *unstructured.Unstructured {
 	t.Helper()
 	i := slices.IndexFunc(inputs, func(o *unstructured.Unstructured) bool {
@@ -184,7 +226,7 @@ func plantedTemplate(t *testing.T, inputs []*unstructured.Unstructured) *unstruc
 	}
 	p := inputs[i].DeepCopy()
 	p.SetName(p.GetName() + "-planted")
-	p.SetLabels(nil)
+	p.SetLabels(map[string]string{"app.kubernetes.io/part-of": "kof"})
 	p.SetAnnotations(nil)
 	_ = unstructured.SetNestedField(p.Object, plantedVersion, "spec", "helm", "chartSpec", "version")
 	return p
