@@ -156,11 +156,10 @@ func CPUTime(pid int) (time.Duration, error) {
 
 // statCPU returns utime + stime of a /proc/<pid>/stat line s, in clock ticks of 1/100 s.
 func statCPU(s string) (time.Duration, error) {
-	end := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
-	if end < 0 {
-		return 0, errors.New("no command name")
+	_, f, err := statFields(s)
+	if err != nil {
+		return 0, err
 	}
-	f := strings.Fields(s[end+1:]) // from field 3 (state) on
 	if len(f) < 13 {
 		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
@@ -175,6 +174,16 @@ func statCPU(s string) (time.Duration, error) {
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
 
+// statFields splits a /proc/<pid>/stat line s (proc(5): pid (comm) state ppid ...) into the command name and the
+// fields after it, from field 3 (state) on; the command name may hold spaces and parentheses.
+func statFields(s string) (string, []string, error) {
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return "", nil, errors.New("no command name")
+	}
+	return s[open+1 : end], strings.Fields(s[end+1:]), nil
+}
+
 // procStat is the part of /proc/<pid>/stat this package reads.
 type procStat struct {
 	comm, state string
@@ -187,20 +196,15 @@ func stat(pid int) (procStat, error) {
 	if err != nil {
 		return procStat{}, err
 	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	fields := strings.Fields(s[end+1:])
-	if len(fields) < 2 {
+	comm, fields, err := statFields(string(data))
+	if err != nil || len(fields) < 2 {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
 	}
 	ppid, err := strconv.Atoi(fields[1])
 	if err != nil {
 		return procStat{}, fmt.Errorf("/proc/%d/stat: ppid: %w", pid, err)
 	}
-	return procStat{comm: s[open+1 : end], state: fields[0], ppid: ppid}, nil
+	return procStat{comm: comm, state: fields[0], ppid: ppid}, nil
 }
 
 // Descendant is a live process below another in the process tree.
