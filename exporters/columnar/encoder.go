@@ -85,6 +85,12 @@ func (e *encoder[T]) add(r T) error {
 	if len(e.cur) < cap(e.cur) {
 		return nil
 	}
+	return e.handOver()
+}
+
+// handOver hands the current batch, full, to the goroutine and takes a free one. It returns the goroutine's first
+// write error (and then keeps the batch).
+func (e *encoder[T]) handOver() error {
 	if err := e.failed(); err != nil {
 		return err
 	}

@@ -255,23 +255,40 @@ func stringValue(s string) parquet.Value {
 	return parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
-// Samples adds samples of the current series (ms since the Unix epoch; values[i] belongs to ts[i]). Errors are write
-// errors of the samples file.
+// Samples adds samples of the current series (ms since the Unix epoch; values[i] belongs to ts[i]). The rows are
+// copied into the encoder's batch a run at a time, not handed over one by one. Errors are write errors of the samples
+// file.
 func (w *SeriesWriter) Samples(ts []int64, values []float64) error {
-	for i, t := range ts {
-		if !w.anyTimes || t < w.minT {
-			w.minT = t
+	if len(ts) == 0 {
+		return nil
+	}
+	lo, hi := ts[0], ts[0]
+	for _, t := range ts[1:] {
+		lo, hi = min(lo, t), max(hi, t)
+	}
+	if !w.anyTimes || lo < w.minT {
+		w.minT = lo
+	}
+	if !w.anyTimes || hi > w.maxT {
+		w.maxT = hi
+	}
+	w.anyTimes = true
+	w.sum.Rows += int64(len(ts))
+	if w.samples == nil {
+		return nil
+	}
+	e := w.samples
+	values = values[:len(ts)]
+	for len(ts) > 0 {
+		n := min(cap(e.cur)-len(e.cur), len(ts))
+		for i, t := range ts[:n] {
+			e.cur = append(e.cur, SampleRow{SeriesID: w.cur, Timestamp: t, Value: values[i]})
 		}
-		if !w.anyTimes || t > w.maxT {
-			w.maxT = t
-		}
-		w.anyTimes = true
-		w.sum.Rows++
-		if w.samples == nil {
-			continue
-		}
-		if err := w.samples.add(SampleRow{SeriesID: w.cur, Timestamp: t, Value: values[i]}); err != nil {
-			return err
+		ts, values = ts[n:], values[n:]
+		if len(e.cur) == cap(e.cur) {
+			if err := e.handOver(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
