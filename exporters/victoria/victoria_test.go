@@ -1,6 +1,7 @@
 package victoria
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -140,7 +141,8 @@ func numberTexts() []string {
 	out := []string{"0", "-0", "1", "-1", "0.25", "-0.25", "1.", ".5", "-", "", "1e3", "1E-3", "-2.5e+10", "00012", "0.000000000000001",
 		"123456789012345", "1234567890123456", "12345678901234567890", "1234567.89012345", "1234567.890123456", "0.1", "9007199254740993",
 		"1.7976931348623157e308", "4.9e-324", "1.2.3", "1-2", "+1", "NaN", "Inf", "1x", "922337203685477580", "9223372036854775807",
-		"-9223372036854775808", "9223372036854775808", "1750000000000"}
+		"-9223372036854775808", "9223372036854775808", "1750000000000", "12345678", "123456789", "1234567812345678",
+		"1234567:", "1234567/", "12345678:", "99999999.99999999", "1750000030000.5", "-17500000300001"}
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		f := r.NormFloat64() * math.Pow(10, float64(r.IntN(30)-15))
@@ -156,6 +158,33 @@ func numberTexts() []string {
 func TestParseNumbersMatchFastfloat(t *testing.T) {
 	for _, text := range numberTexts() {
 		checkNumber(t, text)
+	}
+}
+
+// TestDigitRun checks the eight-at-a-time digit reader against reading the same bytes one by one, on digits and on
+// every byte next to them in the ASCII table (and bytes with the high bit set), in every position.
+func TestDigitRun(t *testing.T) {
+	near := []byte("/:0123456789\x00 .,]-eE+\xb0\xb9\xfa\xff\x3f\x40")
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 300_000 {
+		var b [8]byte
+		for i := range b {
+			b[i] = byte('0' + r.IntN(10))
+		}
+		for range r.IntN(4) { // up to three bytes that may not be digits
+			b[r.IntN(8)] = near[r.IntN(len(near))]
+		}
+		wantN, want := 0, uint64(0)
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				break
+			}
+			wantN, want = wantN+1, want*10+uint64(c-'0')
+		}
+		n, got := digitRun(binary.LittleEndian.Uint64(b[:]))
+		if n != wantN || got != want {
+			t.Fatalf("digitRun(%q) = %d, %d; want %d, %d", b[:], n, got, wantN, want)
+		}
 	}
 }
 
