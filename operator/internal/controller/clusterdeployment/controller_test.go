@@ -2,6 +2,7 @@ package clusterdeployment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -181,8 +182,15 @@ func TestChildTenantRoutes(t *testing.T) {
 	)
 	base := names.ChildVMUserBase("ns-a", "tenant-child")
 	var user vmapi.VMUser
+	var sec corev1.Secret
+	var mcs kcmv1.MultiClusterService
+	// The reconcile writes the VMUser, its Secret and the propagation MultiClusterService one after another: each is
+	// pending until it exists (reading the later ones right after the first once failed on a busy machine).
 	eventually(t, func() error {
-		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns-a", Name: names.VMUser(base)}, &user)
+		ctx := context.Background()
+		return errors.Join(env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-a", Name: names.VMUser(base)}, &user),
+			env.Client.Get(ctx, client.ObjectKey{Namespace: "ns-a", Name: names.VMUserSecret(base)}, &sec),
+			env.Client.Get(ctx, client.ObjectKey{Name: names.VMUserPropagation(base)}, &mcs))
 	})
 	got := map[string]string{}
 	for _, r := range user.Spec.TargetRefs {
@@ -207,16 +215,8 @@ func TestChildTenantRoutes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tenant filters (-want +got):\n%s", diff)
 	}
-	var sec corev1.Secret
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "ns-a", Name: names.VMUserSecret(base)}, &sec); err != nil {
-		t.Fatal(err)
-	}
 	if string(sec.Data["username"]) != base || len(sec.Data["password"]) < 16 {
 		t.Errorf("secret username %q, password length %d", sec.Data["username"], len(sec.Data["password"]))
-	}
-	var mcs kcmv1.MultiClusterService
-	if err := env.Client.Get(context.Background(), client.ObjectKey{Name: names.VMUserPropagation(base)}, &mcs); err != nil {
-		t.Fatal(err)
 	}
 	if got := mcs.Spec.ClusterSelector.MatchLabels[kofv1.ClusterNameLabel]; got != "tenant-regional" {
 		t.Errorf("propagation selects %q, want tenant-regional", got)
