@@ -141,7 +141,11 @@ func (m metricsReader) partitions(ctx context.Context, h window.Hour) ([]Partiti
 // values returns the values of label among the series of matchers with samples in h, plus "" when some of them
 // lack the label.
 func (m metricsReader) values(ctx context.Context, label string, h window.Hour, matchers ...string) ([]string, error) {
-	vals, err := m.api.LabelValues(ctx, label, m.selector(matchers...), h)
+	sel := "" // every series: no selector, so VictoriaMetrics need not list them (Metrics.LabelValues)
+	if len(matchers) > 0 {
+		sel = m.selector(matchers...)
+	}
+	vals, err := m.api.LabelValues(ctx, label, sel, h)
 	if err != nil {
 		return nil, err
 	}
