@@ -30,6 +30,12 @@ type Series struct {
 	Values []float64
 
 	names map[string]string // label names seen, so that each is allocated once (at most maxNames)
+
+	// The timestamps text of the last line decodeExact read in place, and its values: the series of one scrape
+	// target share their sample times, and VictoriaMetrics exports a target's series next to each other, so the
+	// next line often carries the same text, which is then compared, not parsed again.
+	lastTimesText []byte
+	lastTimes     []int64
 }
 
 // maxNames bounds the label names a Series keeps for reuse.
@@ -226,7 +232,12 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	if rest, ok = bytes.CutPrefix(rest, []byte(exactTimestamps)); !ok {
 		return false
 	}
-	for more := len(rest) > 0 && rest[0] != ']'; more; {
+	if text, ok := bytes.CutSuffix(rest, []byte(exactEnd)); ok && len(s.lastTimes) == len(s.Values) && bytes.Equal(text, s.lastTimesText) {
+		s.Timestamps = append(s.Timestamps, s.lastTimes...)
+		rest = rest[len(text):]
+	}
+	timesText := rest
+	for more := len(s.Timestamps) == 0 && len(rest) > 0 && rest[0] != ']'; more; {
 		t, n, ok := parseInt(rest)
 		if !ok {
 			return false
@@ -239,6 +250,10 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	}
 	if string(rest) != exactEnd || len(s.Values) != len(s.Timestamps) {
 		return false
+	}
+	if len(timesText) > len(rest) { // parsed here, not taken from the last line
+		s.lastTimesText = append(s.lastTimesText[:0], timesText[:len(timesText)-len(rest)]...)
+		s.lastTimes = append(s.lastTimes[:0], s.Timestamps...)
 	}
 	s.Labels = s.Labels[:0]
 	metric.Visit(func(k []byte, lv *fastjson.Value) {

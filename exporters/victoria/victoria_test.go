@@ -135,6 +135,45 @@ func TestDecodeExactMatchesFastjson(t *testing.T) {
 	}
 }
 
+// TestDecodeReusesTimestampsOfTheLastLine decodes a sequence of lines into one Series, as Export does, where
+// neighbouring lines share their timestamps text (taken from the last line, not parsed again), differ in it, or carry
+// the same text with another number of values or a trailing byte (both left to fastjson); every line must decode to
+// what fastjson reads.
+func TestDecodeReusesTimestampsOfTheLastLine(t *testing.T) {
+	lines := []string{
+		`{"metric":{"__name__":"a"},"values":[1,2,3],"timestamps":[1750000000000,1750000030000,1750000060000]}`,
+		`{"metric":{"__name__":"b"},"values":[4,5,6],"timestamps":[1750000000000,1750000030000,1750000060000]}`,
+		`{"metric":{"__name__":"c"},"values":[7,8],"timestamps":[1750000000000,1750000030000,1750000060000]}`,
+		`{"metric":{"__name__":"d"},"values":[7,8,9],"timestamps":[1750000000000,1750000030000,1750000060000]} `,
+		`{"metric":{"__name__":"e"},"values":[1,2,3],"timestamps":[1750000000000,1750000030000,1750000060001]}`,
+		`{"metric":{"__name__":"f"},"values":[1,2,3],"timestamps":[1750000000000,1750000030000,1750000060001]}`,
+		`{"metric":{"__name__":"g"},"values":[],"timestamps":[]}`,
+		`{"metric":{"__name__":"h"},"values":[1,2,3],"timestamps":[1750000000000,1750000030000,1750000060001]}`,
+	}
+	var p, q fastjson.Parser
+	var s Series
+	for _, line := range lines {
+		err := decodeSeries(&p, []byte(line), &s)
+		v, werr := q.Parse(line)
+		if werr != nil {
+			t.Fatal(werr)
+		}
+		var want []int64
+		for _, x := range v.GetArray("timestamps") {
+			want = append(want, x.GetInt64())
+		}
+		if len(v.GetArray("values")) != len(want) {
+			if err == nil {
+				t.Errorf("%s: decoded although the arrays differ in length", line)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(s.Timestamps) != fmt.Sprint(want) || len(s.Values) != len(want) {
+			t.Errorf("%s: timestamps %v, values %v (err %v); want timestamps %v", line, s.Timestamps, s.Values, err, want)
+		}
+	}
+}
+
 // numberTexts returns number texts of every form an export line may hold: integers, decimals of every length around
 // exactDigits, exponents, signs, leading zeros and malformed ones.
 func numberTexts() []string {
