@@ -206,6 +206,11 @@ func killThenRecover(t *testing.T, name string, p *proxy, secretKey string, keys
 		t.Fatal(err)
 	}
 	waitGone(t, &victim)
+	select { // the pod object is gone; its process, holding the request, must be too before the request is answered
+	case <-p.dropped:
+	case <-time.After(jobWait):
+		t.Fatalf("the held request of Job %s's pod was still open %s after the pod was deleted", first.Name, jobWait)
+	}
 	p.release()
 	if slices.Contains(keys(), commitKey) {
 		t.Fatalf("%s exists after the run that was to write it was killed", commitKey)
@@ -398,10 +403,13 @@ func post(t *testing.T, url, contentType, body string) {
 
 // proxy is a reverse proxy in front of MinIO on the node's IP that holds the first PUT of one path: it reports it
 // on held and answers it (503, never forwarded) only once released, so the exporter's run stops right before the
-// request that would commit its window.
+// request that would commit its window. dropped is closed when the client's connection of the held request closes
+// (its process is gone): a pod deleted with grace period 0 leaves the API server at once while its container may
+// still run, and a held request answered before that container is gone is retried and then commits the window.
 type proxy struct {
 	url      string
 	held     chan struct{}
+	dropped  chan struct{}
 	released chan struct{}
 	once     sync.Once
 }
@@ -421,7 +429,8 @@ func holdingProxy(t *testing.T, minio *testproc.Server, path string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{url: "http://" + l.Addr().String(), held: make(chan struct{}), released: make(chan struct{})}
+	p := &proxy{url: "http://" + l.Addr().String(), held: make(chan struct{}), dropped: make(chan struct{}),
+		released: make(chan struct{})}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.FlushInterval = -1
 	rp.ErrorLog = log.New(io.Discard, "", 0) // the killed pod's requests end with it: expected, not news
@@ -436,10 +445,13 @@ func holdingProxy(t *testing.T, minio *testproc.Server, path string) *proxy {
 			rp.ServeHTTP(w, r) // the Host header stays the proxy's, which the client signed
 			return
 		}
+		// The body is read first: the server notices a closed connection (and ends r's context) only then.
+		_, _ = io.Copy(io.Discard, r.Body)
 		close(p.held)
 		select {
 		case <-p.released:
 		case <-r.Context().Done():
+			close(p.dropped)
 			<-p.released
 		}
 		http.Error(w, "held by the test", http.StatusServiceUnavailable)
