@@ -232,12 +232,14 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	if rest, ok = bytes.CutPrefix(rest, []byte(exactTimestamps)); !ok {
 		return false
 	}
-	if text, ok := bytes.CutSuffix(rest, []byte(exactEnd)); ok && len(s.lastTimes) == len(s.Values) && bytes.Equal(text, s.lastTimesText) {
+	timesText := rest
+	text, ok := bytes.CutSuffix(rest, []byte(exactEnd))
+	reused := ok && len(s.lastTimes) == len(s.Values) && bytes.Equal(text, s.lastTimesText)
+	if reused {
 		s.Timestamps = append(s.Timestamps, s.lastTimes...)
 		rest = rest[len(text):]
 	}
-	timesText := rest
-	for more := len(s.Timestamps) == 0 && len(rest) > 0 && rest[0] != ']'; more; {
+	for more := !reused && len(rest) > 0 && rest[0] != ']'; more; {
 		t, n, ok := parseInt(rest)
 		if !ok {
 			return false
@@ -251,7 +253,7 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	if string(rest) != exactEnd || len(s.Values) != len(s.Timestamps) {
 		return false
 	}
-	if len(timesText) > len(rest) { // parsed here, not taken from the last line
+	if !reused {
 		s.lastTimesText = append(s.lastTimesText[:0], timesText[:len(timesText)-len(rest)]...)
 		s.lastTimes = append(s.lastTimes[:0], s.Timestamps...)
 	}
