@@ -134,14 +134,3 @@ func shutdown(srv *http.Server, what string) error {
 	}
 	return nil
 }
-
-// FreePort returns `127.0.0.1:<port>` with a loopback port free at the time of the call (for programs that take
-// an address, not a listener). It returns the listener's error.
-func FreePort() (string, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(loopback, "0"))
-	if err != nil {
-		return "", fmt.Errorf("find a free loopback port: %w", err)
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"kof.dev/kof/chartlib/flux"
+	"kof.dev/kof/internal/proc"
 )
 
 // Flux API versions of the objects the harness reads (helm-controller api/v2, source-controller api/v1).
@@ -72,7 +73,7 @@ func startFlux(assetsDir, kubeconfig, workDir, logDir string, proxy *Proxy) (*Fl
 	if err := os.MkdirAll(storage, 0o755); err != nil {
 		return nil, fmt.Errorf("create artifact storage: %w", err)
 	}
-	addr, err := FreePort()
+	addr, err := proc.LoopbackAddr()
 	if err != nil {
 		return nil, err
 	}

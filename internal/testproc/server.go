@@ -3,7 +3,6 @@ package testproc
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -96,7 +95,7 @@ func StartServer(spec Spec, dir string) (*Server, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("data folder %s: %w", dir, err)
 	}
-	addr, err := freeAddr()
+	addr, err := proc.LoopbackAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -105,16 +104,6 @@ func StartServer(spec Spec, dir string) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-// freeAddr returns a loopback address with a port that was free a moment ago.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("find a free loopback port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 func (s *Server) start() error {

@@ -9,7 +9,6 @@
 package testproc
 
 import (
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -43,15 +42,15 @@ func Tool(t *testing.T, name string) string {
 	return p
 }
 
-// FreeAddr returns a loopback address `127.0.0.1:<port>` whose port was free a moment ago.
+// FreeAddr returns a loopback address `127.0.0.1:<port>` reserved for this test process (proc.LoopbackAddr: outside
+// the ephemeral range, exclusive between the processes of the machine), failing the test when none is found.
 func FreeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := proc.LoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
 }
 
 // Process is a program started by a test; it is stopped by Stop or at the end of the test.

@@ -347,7 +347,7 @@ func (c *cell) startControllers(e *env, managed bool) error {
 	if err := c.mgmt.Client.Create(context.Background(), ns); err != nil {
 		return fmt.Errorf("create namespace %s: %w", sveltosNamespace, err)
 	}
-	webhook, err := harness.FreePort()
+	webhook, err := proc.LoopbackAddr()
 	if err != nil {
 		return err
 	}
