@@ -104,8 +104,8 @@ func Scheme() (*runtime.Scheme, error) {
 }
 
 // StartControlPlane starts kube-apiserver and etcd from opts.AssetsDir on loopback (each dies with this process:
-// proc.Envtest), installs every CRD of
-// opts.CRDDirs (waiting until the API server serves them) and writes a kubeconfig into opts.WorkDir. On any error
+// proc.Envtest), with every CRD of opts.CRDDirs stored (installed once per machine into an etcd seed that each start
+// copies: proc.StartEnvtest) and served, and writes a kubeconfig into opts.WorkDir. On any error
 // the half-started control plane is stopped again; the error names the assets folder and the fix.
 func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 	s, err := Scheme()
@@ -123,10 +123,7 @@ func StartControlPlane(opts ControlPlaneOptions) (*ControlPlane, error) {
 		Scheme:                s,
 	}
 	assets := filepath.Join(opts.WorkDir, "control-plane-bin")
-	if err := proc.Envtest(env, opts.AssetsDir, assets); err != nil {
-		return nil, err
-	}
-	cfg, err := env.Start()
+	cfg, err := proc.StartEnvtest(env, opts.AssetsDir, assets)
 	if err != nil {
 		_ = env.Stop() // a half-started etcd or kube-apiserver would keep running
 		return nil, fmt.Errorf("start kube-apiserver and etcd from %q (run `make tools crds`): %w\n%s", opts.AssetsDir, err,

@@ -120,10 +120,8 @@ func Start() (*Env, error) {
 		ErrorIfCRDPathMissing: true,
 		Scheme:                s,
 	}
-	if err := proc.Envtest(e, "", assets); err != nil { // etcd and kube-apiserver die with the test binary
-		return nil, errors.Join(err, os.RemoveAll(assets))
-	}
-	cfg, err := e.Start()
+	// etcd and kube-apiserver die with the test binary; the CRDs come with etcd's data (proc.StartEnvtest).
+	cfg, err := proc.StartEnvtest(e, "", assets)
 	if err != nil {
 		_ = e.Stop() // always stop: a half-started etcd or apiserver would keep running
 		logs := proc.EnvtestLogs(assets, 20)

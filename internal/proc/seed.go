@@ -1,0 +1,281 @@
+package proc
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// seedsFolder is the folder under the system's temporary folder that holds the etcd seeds (StartEnvtest).
+const seedsFolder = "kof-etcd-seeds"
+
+// seedMaxAge is how long a seed nobody used is kept.
+const seedMaxAge = 7 * 24 * time.Hour
+
+// crdPollInterval is how often the wait for the CRDs asks discovery when the caller set no interval.
+const crdPollInterval = 250 * time.Millisecond
+
+// StartEnvtest starts env (etcd and kube-apiserver from binDir through Envtest's wrappers, their files in dir) with
+// the CRDs it asks for (Environment.CRDDirectoryPaths and CRDs, CRDInstallOptions.Paths and CRDs) already stored
+// in etcd, and returns the API server's rest.Config once discovery serves every one of them; env.CRDs then lists
+// them. Installing CRDs through kube-apiserver costs it far more CPU than everything else a test does with it (about
+// 25 s of CPU for KOF's 125 CRDs, against 5 s to start on etcd data that holds them), so each distinct set of CRDs
+// (with the etcd and kube-apiserver binaries) is installed once per machine into a seed under
+// `<temp dir>/kof-etcd-seeds/<hash>`, and every start copies the seed's etcd data into its own folder. Seeds are
+// built under an exclusive flock(2) lock and read under a shared one, so the test processes of one run share them;
+// a seed half-built by a killed process is built again, and seeds unused for a week are removed. An env that
+// installs webhooks, or no CRDs, is started as env.Start would. Errors: those of Envtest, of reading the CRD files,
+// of building or copying the seed (with the seed's control plane logs), of env.Start (the caller stops env), or the
+// CRDs not served within CRDInstallOptions.MaxTime (StartTimeout when unset).
+func StartEnvtest(env *envtest.Environment, binDir, dir string) (*rest.Config, error) {
+	if binDir == "" {
+		binDir = os.Getenv("KUBEBUILDER_ASSETS")
+	}
+	if err := Envtest(env, binDir, dir); err != nil {
+		return nil, err
+	}
+	opts := env.CRDInstallOptions
+	opts.Paths = append(slices.Clone(env.CRDDirectoryPaths), opts.Paths...)
+	opts.CRDs = append(slices.Clone(env.CRDs), opts.CRDs...)
+	opts.ErrorIfPathMissing = opts.ErrorIfPathMissing || env.ErrorIfCRDPathMissing
+	w := opts.WebhookOptions
+	if len(opts.Paths) == 0 && len(opts.CRDs) == 0 || len(w.MutatingWebhooks)+len(w.ValidatingWebhooks)+len(w.Paths) > 0 {
+		return env.Start()
+	}
+	if err := envtest.ReadCRDFiles(&opts); err != nil {
+		return nil, fmt.Errorf("read the CRDs: %w", err)
+	}
+	if opts.MaxTime == 0 {
+		opts.MaxTime = StartTimeout
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = crdPollInterval
+	}
+	seed, release, err := etcdSeed(binDir, opts)
+	if err != nil {
+		return nil, err
+	}
+	err = copyTree(seed, env.ControlPlane.Etcd.DataDir)
+	release()
+	if err != nil {
+		return nil, fmt.Errorf("copy the etcd seed: %w", err)
+	}
+	env.CRDDirectoryPaths, env.CRDs = nil, nil
+	env.CRDInstallOptions.Paths, env.CRDInstallOptions.CRDs = nil, nil
+	cfg, err := env.Start()
+	if err != nil {
+		return cfg, err
+	}
+	if err := envtest.WaitForCRDs(cfg, opts.CRDs, opts); err != nil {
+		return cfg, fmt.Errorf("the %d CRDs of the etcd seed are not served after %s: %w", len(opts.CRDs), opts.MaxTime, err)
+	}
+	env.CRDs = opts.CRDs
+	return cfg, nil
+}
+
+// etcdSeed returns the etcd data folder of the seed for opts.CRDs and the programs of binDir, building it when
+// missing, and the function that releases the shared lock which keeps it in place while the caller copies it.
+func etcdSeed(binDir string, opts envtest.CRDInstallOptions) (string, func(), error) {
+	key, err := seedKey(binDir, opts.CRDs)
+	if err != nil {
+		return "", nil, err
+	}
+	root := filepath.Join(os.TempDir(), seedsFolder)
+	if err := os.MkdirAll(root, 0o777); err != nil {
+		return "", nil, fmt.Errorf("create the etcd seed folder: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, key+".lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return "", nil, fmt.Errorf("open the etcd seed lock: %w", err)
+	}
+	release := func() { _ = lock.Close() }
+	seed, ready := filepath.Join(root, key), filepath.Join(root, key, "ready")
+	data := filepath.Join(seed, "data")
+	if err := flock(lock, syscall.LOCK_SH); err != nil {
+		release()
+		return "", nil, err
+	}
+	now := time.Now()
+	if _, err := os.Stat(ready); err == nil {
+		_ = os.Chtimes(lock.Name(), now, now)
+		return data, release, nil
+	}
+	if err := flock(lock, syscall.LOCK_EX); err != nil {
+		release()
+		return "", nil, err
+	}
+	if _, err := os.Stat(ready); err != nil {
+		if err := buildSeed(root, key, binDir, opts); err != nil {
+			release()
+			return "", nil, err
+		}
+		pruneSeeds(root, key, now)
+	}
+	_ = os.Chtimes(lock.Name(), now, now)
+	if err := flock(lock, syscall.LOCK_SH); err != nil {
+		release()
+		return "", nil, err
+	}
+	return data, release, nil
+}
+
+// flock takes lock (blocking) on f.
+func flock(f *os.File, how int) error {
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		return fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// seedKey hashes what a seed depends on: the etcd and kube-apiserver binaries of binDir (resolved path, size and
+// modification time) and every CRD, in name order.
+func seedKey(binDir string, crds []*apiextensionsv1.CustomResourceDefinition) (string, error) {
+	h := sha256.New()
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		p, err := filepath.EvalSymlinks(filepath.Join(binDir, name))
+		if err != nil {
+			return "", fmt.Errorf("%s: %w; build it with `make tools` (ci/tools/%s.sh)", name, err, name)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", p, st.Size(), st.ModTime().UnixNano())
+	}
+	sorted := slices.Clone(crds)
+	slices.SortFunc(sorted, func(a, b *apiextensionsv1.CustomResourceDefinition) int {
+		return strings.Compare(a.Name, b.Name)
+	})
+	for _, c := range sorted {
+		b, err := json.Marshal(c)
+		if err != nil {
+			return "", fmt.Errorf("hash CRD %s: %w", c.Name, err)
+		}
+		h.Write(b)
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:24], nil
+}
+
+// buildSeed installs opts.CRDs into a control plane of its own started on a fresh etcd data folder, stops it, and
+// moves the data to `<root>/<key>/data`, marking it ready last; what a killed build left behind is removed first.
+// The caller holds the seed's exclusive lock.
+func buildSeed(root, key, binDir string, opts envtest.CRDInstallOptions) error {
+	stale, _ := filepath.Glob(filepath.Join(root, key+".build-*"))
+	for _, s := range append(stale, filepath.Join(root, key)) {
+		if err := os.RemoveAll(s); err != nil {
+			return fmt.Errorf("remove a half-built etcd seed: %w", err)
+		}
+	}
+	work, err := os.MkdirTemp(root, key+".build-")
+	if err != nil {
+		return fmt.Errorf("create the etcd seed's build folder: %w", err)
+	}
+	defer os.RemoveAll(work)
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, len(opts.CRDs))
+	for i, c := range opts.CRDs {
+		crds[i] = c.DeepCopy()
+	}
+	env := &envtest.Environment{CRDInstallOptions: envtest.CRDInstallOptions{CRDs: crds, MaxTime: opts.MaxTime,
+		PollInterval: opts.PollInterval}}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(work, "data")}
+	if err := os.Mkdir(env.ControlPlane.Etcd.DataDir, 0o700); err != nil {
+		return err
+	}
+	if err := Envtest(env, binDir, work); err != nil {
+		return err
+	}
+	if _, err := env.Start(); err != nil {
+		_ = env.Stop()
+		return fmt.Errorf("build the etcd seed of %d CRDs: %w\n%s", len(crds), err, EnvtestLogs(work, 20))
+	}
+	if err := env.Stop(); err != nil {
+		return fmt.Errorf("stop the etcd seed's control plane: %w", err)
+	}
+	seed := filepath.Join(root, key)
+	if err := os.Mkdir(seed, 0o777); err != nil {
+		return fmt.Errorf("create the etcd seed: %w", err)
+	}
+	if err := os.Rename(env.ControlPlane.Etcd.DataDir, filepath.Join(seed, "data")); err != nil {
+		return fmt.Errorf("move the etcd seed in place: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(seed, "ready"), nil, 0o666); err != nil {
+		return fmt.Errorf("mark the etcd seed ready: %w", err)
+	}
+	return nil
+}
+
+// pruneSeeds removes the seeds other than keep whose lock is free and was last touched before now-seedMaxAge.
+func pruneSeeds(root, keep string, now time.Time) {
+	locks, _ := filepath.Glob(filepath.Join(root, "*.lock"))
+	for _, l := range locks {
+		key := strings.TrimSuffix(filepath.Base(l), ".lock")
+		st, err := os.Stat(l)
+		if key == keep || err != nil || now.Sub(st.ModTime()) < seedMaxAge {
+			continue
+		}
+		f, err := os.OpenFile(l, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			stale, _ := filepath.Glob(filepath.Join(root, key+".build-*"))
+			for _, s := range append(stale, filepath.Join(root, key)) {
+				_ = os.RemoveAll(s)
+			}
+			_ = os.Remove(l)
+		}
+		_ = f.Close()
+	}
+}
+
+// copyTree copies the files and folders of src into dst (created when missing), keeping their permission bits.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(target, info.Mode().Perm())
+		}
+		if !info.Mode().IsRegular() {
+			return fmt.Errorf("%s: not a regular file", p)
+		}
+		in, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm())
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			return errors.Join(err, out.Close())
+		}
+		return out.Close()
+	})
+}
