@@ -63,7 +63,7 @@ func BenchmarkExportAudit(b *testing.B) {
 		cmd.Env = []string{
 			"AUDIT_LOGS_URL=" + vl.URL, "S3_BUCKET=" + bucketName, "S3_ENDPOINT=" + minio.URL, "S3_USE_PATH_STYLE=true",
 			"S3_ACCESS_KEY=" + testproc.MinIOAccessKey, "S3_SECRET_KEY=" + testproc.MinIOSecretKey,
-			"SIGNING_KEY_FILE=" + keyFile, "CATCH_UP_HOURS=1", "WINDOW_DELAY=" + testproc.WindowDelay(h),
+			"SIGNING_KEY_FILE=" + keyFile, "CATCH_UP_HOURS=1", "WINDOW_DELAY=" + window.DelayFor(h, time.Now()).String(),
 		}
 		var out strings.Builder
 		cmd.Stderr = &out

@@ -96,7 +96,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 					"SOURCES=metrics", "METRICS_URL=" + vm.URL, "S3_BUCKET=bench", "S3_ENDPOINT=" + minio.URL,
 					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + user.AccessKey, "S3_SECRET_KEY=" + user.SecretKey,
 					fmt.Sprintf("S3_PREFIX=bench-%s-%d", sz.name, benchRuns.Add(1)), "CATCH_UP_HOURS=1",
-					"WINDOW_DELAY=" + testproc.WindowDelay(h), "SCRATCH_DIR=" + scratch,
+					"WINDOW_DELAY=" + window.DelayFor(h, time.Now()).String(), "SCRATCH_DIR=" + scratch,
 				}
 				var logs strings.Builder
 				cmd.Stderr = &logs

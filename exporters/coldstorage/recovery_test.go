@@ -64,7 +64,7 @@ func (s *stack) checkStoppedMidUpload(t *testing.T, b *bucket.Bucket) {
 					"SOURCES=metrics", "METRICS_URL=" + vm.URL, "S3_BUCKET=" + testBucket, "S3_ENDPOINT=" + mo.URL,
 					"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY=" + s.access, "S3_SECRET_KEY=" + s.secret,
 					"S3_PREFIX=" + prefix, "CATCH_UP_HOURS=1", "SCRATCH_DIR=" + s.scratch,
-					"WINDOW_DELAY=" + testproc.WindowDelay(h),
+					"WINDOW_DELAY=" + window.DelayFor(h, time.Now()).String(),
 				}
 			}
 			cmd := exec.Command(bin)

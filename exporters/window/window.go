@@ -95,3 +95,11 @@ func Range(from, to time.Time, limit int) ([]Hour, error) {
 	}
 	return out, nil
 }
+
+// DelayFor returns the Delay that makes h, an hour that has ended, the newest window of a run started at now or up to
+// half an hour later: now minus the delay falls at most half an hour after h ends (0 when h ended less than half an
+// hour before now). A run given it exports h even when it starts after the top of the next hour, which a fixed delay
+// would move on to the hour after h (WINDOW_DELAY for re-exporting one chosen hour, and the exporter tests).
+func DelayFor(h Hour, now time.Time) time.Duration {
+	return max(0, now.Sub(h.End)-30*time.Minute).Round(time.Second)
+}
