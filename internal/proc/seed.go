@@ -200,11 +200,8 @@ func seedKey(binDir string, crds []*apiextensionsv1.CustomResourceDefinition) (s
 // moves the data to `<root>/<key>/data`, marking it ready last; what a killed build left behind is removed first.
 // The caller holds the seed's exclusive lock.
 func buildSeed(root, key, binDir string, opts envtest.CRDInstallOptions) error {
-	stale, _ := filepath.Glob(filepath.Join(root, key+".build-*"))
-	for _, s := range append(stale, filepath.Join(root, key)) {
-		if err := os.RemoveAll(s); err != nil {
-			return fmt.Errorf("remove a half-built etcd seed: %w", err)
-		}
+	if err := removeSeed(root, key); err != nil {
+		return fmt.Errorf("remove a half-built etcd seed: %w", err)
 	}
 	work, err := os.MkdirTemp(root, key+".build-")
 	if err != nil {
@@ -258,14 +255,21 @@ func pruneSeeds(root, keep string, now time.Time) {
 			continue
 		}
 		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
-			stale, _ := filepath.Glob(filepath.Join(root, key+".build-*"))
-			for _, s := range append(stale, filepath.Join(root, key)) {
-				_ = os.RemoveAll(s)
-			}
+			_ = removeSeed(root, key)
 			_ = os.Remove(l)
 		}
 		_ = f.Close()
 	}
+}
+
+// removeSeed removes the seed key of root and the build folders of its killed builds (not its lock file).
+func removeSeed(root, key string) error {
+	stale, _ := filepath.Glob(filepath.Join(root, key+".build-*"))
+	var errs []error
+	for _, s := range append(stale, filepath.Join(root, key)) {
+		errs = append(errs, os.RemoveAll(s))
+	}
+	return errors.Join(errs...)
 }
 
 // copyTree copies the files and folders of src into dst (created when missing), keeping their permission bits.
