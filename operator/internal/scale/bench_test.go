@@ -195,10 +195,11 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 	if err != nil {
 		return nil, err
 	}
-	desired, err := floor(ctx, fsh.cfg, "floor-"+id, nr, nc, sh.flags.Workers)
+	desired, byKind, err := floor(ctx, fsh.cfg, "floor-"+id, nr, nc, sh.flags.Workers)
 	if err != nil {
 		return nil, err
 	}
+	b.Logf("desired objects by kind: %v", byKind)
 	floorTime := time.Since(fstart)
 	f1 := meter.sample()
 	waitProfile()
@@ -339,19 +340,23 @@ func touch(ctx context.Context, p *process, ns string, nc int) (int64, error) {
 
 // floor creates the fleet of nr regionals and nc children in ns like fleet, and the storage clusters of cfg, then
 // server-side applies every object the operator writes for it (desiredObjects) with workers parallel appliers, and
-// returns the number of those objects.
-func floor(ctx context.Context, cfg config.Config, ns string, nr, nc, workers int) (int, error) {
+// returns the number of those objects and their count by kind.
+func floor(ctx context.Context, cfg config.Config, ns string, nr, nc, workers int) (int, map[string]int, error) {
 	if err := storageClusters(ctx, cfg); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	if err := fleet(ctx, ns, nr, nc); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	objs, err := desiredObjects(ctx, cfg, ns)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	objs = append(objs, storageObjects(cfg, objs)...)
+	byKind := map[string]int{}
+	for _, u := range objs {
+		byKind[u.GetKind()]++
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(objs))
 	work := make(chan *unstructured.Unstructured)
@@ -373,7 +378,7 @@ func floor(ctx context.Context, cfg config.Config, ns string, nr, nc, workers in
 	close(work)
 	wg.Wait()
 	close(errs)
-	return len(objs), <-errs
+	return len(objs), byKind, <-errs
 }
 
 // desiredObjects returns outputs.Compute (with cfg) of the ClusterDeployments and ClusterTemplates in ns, as

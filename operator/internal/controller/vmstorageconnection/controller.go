@@ -16,6 +16,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -47,6 +48,11 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Recorder emits events on VMStorageConnections (transitions and failures only).
 	Recorder events.EventRecorder
+
+	// copyLocks holds a *sync.Mutex per credentials copy (types.NamespacedName of the copy): the connections of
+	// one regional reference one Secret from three clusters, and every sync of a cluster ensures the copies of all
+	// its connections, so parallel reconciles would each find a new copy missing and write it.
+	copyLocks sync.Map
 }
 
 // RBAC of this controller (collected by controller-gen into operator/config/rbac).

@@ -58,10 +58,11 @@ var raceRun atomic.Int64
 // logs VMStorageConnections outputs.StorageConnections gives for each, with each regional's admin credentials
 // Secret) all at once, next to the chart's VLClusters and VTCluster, with the controller running 4 workers on the
 // operator's cache, and audits every API write it makes until steady state: the clusters carry all 20 storage
-// nodes, all 20 credentials copies exist, and not one DELETE of a credentials copy was sent. Regression: the sync
-// pruned copies by a connection list read before a parallel reconcile made a copy for a newer connection, so in most
-// runs 1-3 copies were deleted and re-made a moment later (docs/ha.md: the select pods mounting them lose the
-// Secret for that moment).
+// nodes, all 20 credentials copies exist, not one DELETE of a credentials copy was sent, and each copy was written
+// exactly once. Regressions: the sync pruned copies by a connection list read before a parallel reconcile made a copy
+// for a newer connection, so in most runs 1-3 copies were deleted and re-made a moment later (docs/ha.md: the select
+// pods mounting them lose the Secret for that moment); and parallel syncs of the three clusters each found a new copy
+// missing and wrote it, 65-78 writes for the 20 copies.
 func TestParallelRegionalsDeleteNoCredentialsCopy(t *testing.T) {
 	const regionals, workers = 20, 4
 	ctx := context.Background()
@@ -189,6 +190,9 @@ func TestParallelRegionalsDeleteNoCredentialsCopy(t *testing.T) {
 	}
 	if len(deletes) > 0 {
 		t.Errorf("%d DELETEs of credentials copies while %d regionals were connected: %v", len(deletes), regionals, deletes)
+	}
+	if applies != regionals {
+		t.Errorf("%d applies of the %d credentials copies; want each written once", applies, regionals)
 	}
 	t.Logf("%d API writes: %d applies and %d DELETEs of credentials copies", len(writes), applies, len(deletes))
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -223,6 +224,11 @@ func (r *Reconciler) ensureSecretCopy(ctx context.Context, c *kofv1.VMStorageCon
 		return "", nil
 	}
 	dstKey := types.NamespacedName{Namespace: ns, Name: ref.Name}
+	// One reconcile at a time reads and writes a copy: the next one then finds the copy the previous one wrote
+	// (from the API server while the cache lags) instead of writing it again.
+	lock, _ := r.copyLocks.LoadOrStore(dstKey, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
 	var dst corev1.Secret
 	// The cache holds every copy (they carry the managed-by label), so a cached copy is read from it; only a name
 	// the cache does not hold is looked up on the API server, where a Secret of someone else's may have it.
