@@ -183,6 +183,9 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 	anon := float64(p.peakAnon.Load()) / (1 << 20)
 	p.stop()
 	b.Logf("operator writes by method and resource: %v", p.writesOf)
+	if len(p.rewritten) > 0 { // KOF_SCALE_REWRITES
+		b.Logf("%d objects written more than once, most written first: %v", len(p.rewritten), p.rewritten[:min(20, len(p.rewritten))])
+	}
 
 	waitProfile()
 	waitProfile = profileAPIServer(fmt.Sprintf("apiserver-floor-%d.pprof", nc), 7)

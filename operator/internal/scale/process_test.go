@@ -39,6 +39,8 @@ const (
 	// envGCPercent, when set, is the operator process's --gc-percent instead of manager.DefaultGCPercent, to measure
 	// another setting.
 	envGCPercent = "KOF_SCALE_GC_PERCENT"
+	// KOF_SCALE_REWRITES, read by the operator process itself (package counted, which inherits the benchmark's
+	// environment), makes the benchmark log the objects the operator wrote more than once.
 )
 
 // shipped is the operator as kof-mothership ships it, for one release namespace and the fleets it watches.
@@ -189,9 +191,11 @@ type process struct {
 	ready    chan struct{}
 	// writesOf are the writes per "<method>:<resource>" the process printed when it stopped.
 	writesOf map[string]int64
-	exited   chan struct{} // closed when its output ends
-	dir      string        // its kubeconfig and log
-	done     sync.WaitGroup
+	// rewritten are the `rewritten` lines it printed when it stopped (KOF_SCALE_REWRITES), most written first.
+	rewritten []string
+	exited    chan struct{} // closed when its output ends
+	dir       string        // its kubeconfig and log
+	done      sync.WaitGroup
 }
 
 // startProcess starts the operator process as sh says (its env and args; KOF_SCALE_GC_PERCENT adds a
@@ -260,6 +264,8 @@ func (p *process) read(out io.Reader) {
 		switch {
 		case len(f) == 1 && f[0] == "ready":
 			close(p.ready)
+		case len(f) == 3 && f[0] == "rewritten":
+			p.rewritten = append(p.rewritten, f[1]+" "+f[2])
 		case len(f) == 3 && f[0] == "writes-of":
 			if n, err := strconv.ParseInt(f[2], 10, 64); err == nil {
 				p.writesOf[f[1]] = n
