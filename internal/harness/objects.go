@@ -52,20 +52,26 @@ func ensureNamespace(ctx context.Context, c client.Client, name string, labels m
 
 // CreateStrict creates obj with strict field validation; when obj carries a status and the kind has a status
 // subresource (the API server drops status on create), the status is written afterwards. An object that exists
-// already is updated in place (spec and metadata from obj). The error names the object.
+// already is updated in place (spec and metadata from obj), read again and updated again when another writer changed
+// it in between. The error names the object.
 func CreateStrict(ctx context.Context, c client.Client, obj *unstructured.Unstructured) error {
 	status, hasStatus, _ := unstructured.NestedFieldCopy(obj.Object, "status")
 	desired := obj.DeepCopy()
 	err := c.Create(ctx, desired, client.FieldValidation(strictValidation))
 	if apierrors.IsAlreadyExists(err) {
-		current := &unstructured.Unstructured{}
-		current.SetGroupVersionKind(obj.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
-			return fmt.Errorf("get %s: %w", describe(obj), err)
-		}
-		desired = obj.DeepCopy()
-		desired.SetResourceVersion(current.GetResourceVersion())
-		err = c.Update(ctx, desired, client.FieldValidation(strictValidation))
+		// A controller may write the object between the read and the update (KCM writes the MultiClusterServices
+		// a fidelity scenario creates twice, as the operator's outputs and as services of the management cluster): on
+		// a conflict it is read and updated again.
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			current := &unstructured.Unstructured{}
+			current.SetGroupVersionKind(obj.GroupVersionKind())
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), current); err != nil {
+				return fmt.Errorf("get %s: %w", describe(obj), err)
+			}
+			desired = obj.DeepCopy()
+			desired.SetResourceVersion(current.GetResourceVersion())
+			return c.Update(ctx, desired, client.FieldValidation(strictValidation))
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("create %s: %w", describe(obj), err)

@@ -269,6 +269,50 @@ func TestCreateStrictWritesStatusAfterAConflict(t *testing.T) {
 	}
 }
 
+// An object that exists already and that a controller writes between CreateStrict's read and its update (KCM writes
+// the MultiClusterServices a fidelity scenario creates twice) is read and updated again: regression for `create
+// MultiClusterService ...: the object has been modified` of tests/fidelity on a busy machine.
+func TestCreateStrictUpdatesAfterAConflict(t *testing.T) {
+	ctx := context.Background()
+	mcs := func(svc string) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": kcmAPIVersion, "kind": "MultiClusterService",
+			"metadata": map[string]any{"name": "kof-vmuser-propagation-child-2"},
+			"spec":     map[string]any{"serviceSpec": map[string]any{"services": []any{map[string]any{"name": svc}}}},
+		}}
+	}
+	conflicts := 0
+	c := fake.NewClientBuilder().WithObjects(mcs("old")).WithInterceptorFuncs(interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if conflicts == 0 { // the controller's write lands between the read and this update
+				conflicts++
+				live := &unstructured.Unstructured{}
+				live.SetGroupVersionKind(obj.GetObjectKind().GroupVersionKind())
+				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+					return err
+				}
+				live.SetFinalizers([]string{"k0rdent.mirantis.com/multicluster-service"})
+				if err := c.Update(ctx, live); err != nil {
+					return err
+				}
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+	}).Build()
+	if err := CreateStrict(ctx, c, mcs("new")); err != nil {
+		t.Fatalf("after %d conflicts: %v", conflicts, err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(mcs("").GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(mcs("")), got); err != nil {
+		t.Fatal(err)
+	}
+	services, _, _ := unstructured.NestedSlice(got.Object, "spec", "serviceSpec", "services")
+	if conflicts != 1 || !cmp.Equal(services, []any{map[string]any{"name": "new"}}) {
+		t.Errorf("after %d conflicts: spec.serviceSpec.services %v; want the update written", conflicts, services)
+	}
+}
+
 // The demo's output folder is prepared before anything starts, so the logs it names (under LogsFolder) are still
 // there after the run (regression: the progress lines named logs in the work folder, which a finished run removes).
 // An earlier demo output is emptied; a folder the demo did not write keeps its files.
