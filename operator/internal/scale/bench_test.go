@@ -202,8 +202,8 @@ func fleetRound(ctx context.Context, b *testing.B, meter cpuMeter, nr, nc int, i
 	if err != nil {
 		return nil, err
 	}
-	b.Logf("desired objects by kind: %v", byKind)
 	floorTime := time.Since(fstart)
+	b.Logf("desired objects by kind: %v", byKind)
 	f1 := meter.sample()
 	waitProfile()
 	// MultiClusterServices are cluster-scoped: the next round's operator would cache this round's.

@@ -13,6 +13,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -67,22 +68,17 @@ func (c *apiCounts) addWrite(method, path string) {
 // rewritten returns the "<method>:<path>" of the objects written more than once with their counts, most written
 // first (ties by path).
 func (c *apiCounts) rewritten() []rewrite {
-	var out []rewrite
 	if c.byObject == nil {
 		return nil
 	}
+	var out []rewrite
 	c.byObject.Range(func(k, v any) bool {
 		if n := v.(*atomic.Int64).Load(); n > 1 {
 			out = append(out, rewrite{what: k.(string), n: n})
 		}
 		return true
 	})
-	slices.SortFunc(out, func(a, b rewrite) int {
-		if a.n != b.n {
-			return int(b.n - a.n)
-		}
-		return strings.Compare(a.what, b.what)
-	})
+	slices.SortFunc(out, func(a, b rewrite) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.what, b.what)) })
 	return out
 }
 
