@@ -15,7 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -84,32 +87,100 @@ func StartEnvtest(env *envtest.Environment, binDir, dir string) (*rest.Config, e
 		return cfg, fmt.Errorf("the %d CRDs of the etcd seed are not served after %s: %w", len(opts.CRDs), opts.MaxTime, err)
 	}
 	env.CRDs = opts.CRDs
-	// kube-apiserver builds the OpenAPI v2 document of stored CRDs on its first request; with 125 CRDs on a busy
-	// machine that took longer than Helm's 32 s client timeout. Building it here, within MaxTime, keeps the first
-	// Helm install as fast as after an install through the API.
-	if err := warmOpenAPI(cfg, opts.MaxTime); err != nil {
+	// kube-apiserver builds the OpenAPI v3 document of a group version on its first request; Helm's first install
+	// asks for those of every kind it installs (to learn whether the API server validates fields) with the discovery
+	// client's 32 s timeout, which a busy machine can exceed for the large CRD groups. Building them here, within
+	// MaxTime, keeps the first Helm install as fast as the next ones.
+	if err := warmOpenAPI(cfg, opts.CRDs, opts.PollInterval, opts.MaxTime); err != nil {
 		return cfg, err
 	}
 	return cfg, nil
 }
 
-// warmOpenAPI asks the API server of cfg for its OpenAPI v2 document once, waiting up to wait.
-func warmOpenAPI(cfg *rest.Config, wait time.Duration) error {
+// warmOpenAPI waits until the API server of cfg serves the OpenAPI v3 document of every group version it lists,
+// and those of the CRDs' group versions list every served version of every CRD of crds (kube-apiserver adds a CRD
+// to its group version's document in the background after it serves the CRD). It asks for the documents four at a
+// time, again every poll for a CRD group version that lacks one of them, each request and the whole wait
+// within wait. It never asks for the OpenAPI v2 document: no client of the tests or the demo (Helm, Flux, KCM,
+// Sveltos, kubectl) reads it, and building it for KOF's 125 CRDs cost kube-apiserver about 6 s of CPU and 400 MiB
+// per start. Errors name the group version that was not served or the resources still missing.
+func warmOpenAPI(cfg *rest.Config, crds []*apiextensionsv1.CustomResourceDefinition, poll, wait time.Duration) error {
 	c := rest.CopyConfig(cfg)
 	c.Timeout = wait
-	hc, err := rest.HTTPClientFor(c)
+	dc, err := discovery.NewDiscoveryClientForConfig(c)
 	if err != nil {
-		return fmt.Errorf("client for the OpenAPI document: %w", err)
+		return fmt.Errorf("client for the OpenAPI documents: %w", err)
 	}
-	resp, err := hc.Get(strings.TrimSuffix(c.Host, "/") + "/openapi/v2") //nolint:noctx // bounded by c.Timeout
-	if err != nil {
-		return fmt.Errorf("the OpenAPI v2 document of the CRDs is not served within %s: %w", wait, err)
+	// want maps a group version path of the OpenAPI v3 index to the resource paths its document must hold.
+	want := map[string][]string{}
+	for _, crd := range crds {
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				gv := "apis/" + crd.Spec.Group + "/" + v.Name
+				want[gv] = append(want[gv], "/"+gv+"/"+crd.Spec.Names.Plural)
+			}
+		}
 	}
-	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
-		return fmt.Errorf("the OpenAPI v2 document of the CRDs: status %d: %v", resp.StatusCode, err)
+	deadline := time.Now().Add(wait)
+	complete := map[string]bool{}
+	for {
+		paths, err := dc.OpenAPIV3().Paths()
+		if err != nil {
+			return fmt.Errorf("the OpenAPI v3 index is not served within %s: %w", wait, err)
+		}
+		var todo []string
+		for name := range paths {
+			if !complete[name] {
+				todo = append(todo, name)
+			}
+		}
+		slices.Sort(todo)
+		lacking := make([][]string, len(todo))
+		var g errgroup.Group
+		g.SetLimit(4)
+		for i, name := range todo {
+			g.Go(func() error {
+				b, err := paths[name].Schema(runtime.ContentTypeJSON)
+				if err != nil {
+					return fmt.Errorf("the OpenAPI v3 document of %s is not served within %s: %w", name, wait, err)
+				}
+				var doc struct {
+					Paths map[string]json.RawMessage `json:"paths"`
+				}
+				if err := json.Unmarshal(b, &doc); err != nil {
+					return fmt.Errorf("the OpenAPI v3 document of %s: %w", name, err)
+				}
+				for _, p := range want[name] {
+					if _, ok := doc.Paths[p]; !ok {
+						lacking[i] = append(lacking[i], p)
+					}
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		var missing []string
+		for i, name := range todo {
+			complete[name] = len(lacking[i]) == 0
+			missing = append(missing, lacking[i]...)
+		}
+		for name := range want {
+			if _, ok := paths[name]; !ok {
+				missing = append(missing, name)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			slices.Sort(missing)
+			return fmt.Errorf("the OpenAPI v3 documents still lack %d CRD resources after %s: %s", len(missing), wait,
+				strings.Join(missing, ", "))
+		}
+		time.Sleep(poll)
 	}
-	return nil
 }
 
 // etcdSeed returns the etcd data folder of the seed for opts.CRDs and the programs of binDir, building it when

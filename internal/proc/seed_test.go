@@ -2,14 +2,23 @@ package proc
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -154,3 +163,112 @@ spec:
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
 `
+
+// A seeded control plane is handed out with the OpenAPI v3 document of every group version built (Helm's first
+// install reads those of the kinds it installs, within the discovery client's 32 s) and its OpenAPI v2 document not
+// built (no client reads it; building it cost kube-apiserver about 6 s of CPU and 400 MiB per start): the API
+// server's audit log shows a GET of each v3 document and none of v2.
+func TestStartEnvtestWarmsOpenAPIV3NotV2(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join("..", "..", "bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	policy, auditLog := filepath.Join(dir, "audit-policy.yaml"), filepath.Join(dir, "audit.log")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\n"+
+		"rules:\n- level: Metadata\n  nonResourceURLs: [/openapi/*]\n- level: None\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "operator", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true}
+	env.ControlPlane.GetAPIServer().Configure().Set("audit-policy-file", policy).Set("audit-log-path", auditLog)
+	cfg, err := StartEnvtest(env, bin, filepath.Join(dir, "cp"))
+	t.Cleanup(func() { _ = env.Stop() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the warm-up asked for, read before anything else asks the API server.
+	data, err := os.ReadFile(auditLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e struct {
+			RequestURI   string `json:"requestURI"`
+			ResponseCode int    `json:"responseStatus.code"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit log line %q: %v", line, err)
+		}
+		path, _, _ := strings.Cut(e.RequestURI, "?")
+		served[path]++
+	}
+	if n := served["/openapi/v2"]; n != 0 {
+		t.Errorf("the OpenAPI v2 document was asked for %d times, want 0", n)
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := dc.OpenAPIV3().Paths()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := paths["apis/kof.k0rdent.mirantis.com/v1beta1"]; !ok {
+		t.Fatalf("the OpenAPI v3 index lists no KOF group version: %v", slices.Collect(maps.Keys(paths)))
+	}
+	for name := range paths {
+		if served["/openapi/v3/"+name] == 0 {
+			t.Errorf("the OpenAPI v3 document of %s was not asked for before the control plane was handed out", name)
+		}
+	}
+}
+
+// warmOpenAPI waits for the CRDs that kube-apiserver adds to the OpenAPI v3 documents in the background: it asks
+// again for a document that lacks one, and after wait it names the resources still missing.
+func TestWarmOpenAPIWaitsForEveryCRD(t *testing.T) {
+	const gv = "apis/kof.k0rdent.mirantis.com/v1beta1"
+	crd := &apiextensionsv1.CustomResourceDefinition{Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+		Group: "kof.k0rdent.mirantis.com", Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "promxyservergroups"},
+		Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1beta1", Served: true}, {Name: "v1alpha1"}}}}
+	for _, tc := range []struct {
+		name     string
+		complete int // the document lists the CRD from this request on (0: never)
+		wantErr  string
+	}{
+		{name: "listed after three requests", complete: 4},
+		{name: "never listed", wantErr: "/" + gv + "/promxyservergroups"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var docs atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				switch r.URL.Path {
+				case "/openapi/v3":
+					n := docs.Load()
+					_, _ = fmt.Fprintf(w, `{"paths":{%q:{"serverRelativeURL":"/openapi/v3/%s?hash=%d"}}}`, gv, gv, n)
+				case "/openapi/v3/" + gv:
+					paths := `{"/apis/kof.k0rdent.mirantis.com/v1beta1/":{}}`
+					if n := docs.Add(1); tc.complete > 0 && int(n) >= tc.complete {
+						paths = `{"/apis/kof.k0rdent.mirantis.com/v1beta1/promxyservergroups":{}}`
+					}
+					_, _ = fmt.Fprintf(w, `{"openapi":"3.0.0","paths":%s}`, paths)
+				default:
+					http.NotFound(w, r)
+				}
+			}))
+			defer srv.Close()
+			err := warmOpenAPI(&rest.Config{Host: srv.URL}, []*apiextensionsv1.CustomResourceDefinition{crd},
+				10*time.Millisecond, 500*time.Millisecond)
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("warmOpenAPI: %v", err)
+			case tc.wantErr == "" && docs.Load() != int32(tc.complete):
+				t.Errorf("the document was asked for %d times, want %d (until it lists the CRD)", docs.Load(), tc.complete)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("warmOpenAPI error = %v, want one naming %s", err, tc.wantErr)
+			}
+		})
+	}
+}
