@@ -40,11 +40,25 @@ func TestGroupMapsMissingValues(t *testing.T) {
 }
 
 func TestSelectorsAreExact(t *testing.T) {
-	if got := matcher("cluster", []string{"child"}); got != `cluster="child"` {
+	if got := (labelMatch{"cluster", []string{"child"}}).String(); got != `cluster="child"` {
 		t.Errorf("matcher = %s", got)
 	}
-	if got := matcher("tenant", []string{"", "a.b"}); got != `tenant=~"(?:|a\\.b)"` {
+	if got := (labelMatch{"tenant", []string{"", "a.b"}}).String(); got != `tenant=~"(?:|a\\.b)"` {
 		t.Errorf("matcher of two values = %s", got)
+	}
+	// A selector holds `__name__!=""` only when no other matcher needs the label to be set (PromQL's rule).
+	for _, c := range []struct {
+		in   []labelMatch
+		want string
+	}{
+		{[]labelMatch{{"tenant", []string{"acme"}}, {"cluster", []string{"", "c1"}}}, `{tenant="acme",cluster=~"(?:|c1)"}`},
+		{[]labelMatch{{"tenant", []string{""}}, {"cluster", []string{"c1", "c2"}}}, `{tenant="",cluster=~"(?:c1|c2)"}`},
+		{[]labelMatch{{"tenant", []string{""}}, {"cluster", []string{""}}}, `{__name__!="",tenant="",cluster=""}`},
+		{[]labelMatch{{"tenant", []string{"", "acme"}}}, `{__name__!="",tenant=~"(?:|acme)"}`},
+	} {
+		if got := selector(c.in...); got != c.want {
+			t.Errorf("selector(%v) = %s, want %s", c.in, got, c.want)
+		}
 	}
 	if got := filter("k8s.cluster.name", []string{"child"}); got != `"k8s.cluster.name":="child"` {
 		t.Errorf("filter = %s; a phrase filter would also match child-adopted", got)
