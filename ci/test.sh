@@ -4,8 +4,10 @@
 #      they do not form the run's tail, each package within GOTEST_TIMEOUT unless it is listed with a timeout of its
 #      own below, GOTEST_P packages at a time (default 4: most of those tests wait on
 #      controllers and servers, so on two cores four packages keep the CPU busy where two leave it half idle);
-#   2. then, side by side: every benchmark once at its smallest size (-short -benchtime 1x, in a run of its own so
-#      the tests' run stays cacheable and no TestMain runs twice) and `helm lint --strict` of every chart.
+#   2. as soon as every package but tests/e2e has finished (tests/e2e, the longest, then runs alone and leaves a core
+#      mostly idle), side by side with its end: every benchmark once at its smallest size (-short -benchtime 1x, in a
+#      run of its own so the tests' run stays cacheable and no TestMain runs twice) and `helm lint --strict` of every
+#      chart.
 # Exit status: non-zero when any of them failed; the output of each part is printed whole.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -59,8 +61,7 @@ done
 mapfile -t all < <("$GO" list ./... | sed "s|^$("$GO" list -m)/|./|")
 for p in "${all[@]}"; do [[ " ${own_pkgs[*]} " == *" $p "* || " ${rest[*]} " == *" $p "* ]] || rest+=("$p"); done
 "$GO" test "${LINK[@]}" -p "$(( P > 1 ? P - 1 : 1 ))" -timeout "$TIMEOUT" "${rest[@]}" || status=1
-for pid in "${pids[@]}"; do wait "$pid" || status=1; done
-echo "[test] go test: $(( $(date +%s) - start )) s"
+echo "[test] go test of every package but ${own_pkgs[*]}: $(( $(date +%s) - start )) s"
 
 mapfile -t bench < <(git grep -l '^func Benchmark' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
 logs="$(mktemp -d)"
@@ -70,6 +71,8 @@ mid=$(date +%s)
 bench_pid=$!
 ( bash ci/lint-charts.sh >"$logs/lint" 2>&1 ) &
 lint_pid=$!
+for pid in "${pids[@]}"; do wait "$pid" || status=1; done
+echo "[test] go test: $(( $(date +%s) - start )) s"
 wait "$bench_pid" || { status=1; echo "[test] benchmarks (once each, -short): FAILED" >>"$logs/bench"; }
 wait "$lint_pid" || status=1
 cat "$logs/bench" "$logs/lint"
