@@ -2,16 +2,11 @@ package diff
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"kof.dev/kof/chartlib/fleet"
-	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/validate"
 )
 
@@ -84,54 +79,4 @@ func cpuTime(b *testing.B) time.Duration {
 // reportCPU reports the CPU seconds per iteration used since start as the metric cpu-s/op.
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric((cpuTime(b)-start).Seconds()/float64(b.N), "cpu-s/op")
-}
-
-// benchSize returns the benchmark fleet besides the management cluster: 10 regional and 200 child clusters (the
-// fleet benchmarks of chartlib/fleet), or 2 and 4 with -short.
-func benchSize() (regionals, children int) {
-	if testing.Short() {
-		return 2, 4
-	}
-	return 10, 200
-}
-
-// benchClusters returns the benchmark fleet's ClusterDeployments: regionals r0… each in its own AWS region, and
-// children c0… spread over them, half bound by region and half by the regional-cluster-name label.
-func benchClusters(b *testing.B) []*unstructured.Unstructured {
-	nr, nc := benchSize()
-	var y strings.Builder
-	y.WriteString(`apiVersion: k0rdent.mirantis.com/v1beta1
-kind: ClusterTemplate
-metadata: {name: aws-standalone, namespace: kcm-system}
-spec: {helm: {chartSpec: {chart: aws-standalone, version: 1.0.0}}}
-status: {providers: [infrastructure-aws]}
-`)
-	cd := func(name, region, labels, annotations string) {
-		fmt.Fprintf(&y, `---
-apiVersion: k0rdent.mirantis.com/v1beta1
-kind: ClusterDeployment
-metadata: {name: %s, namespace: kcm-system, labels: {%s}, annotations: {%s}}
-spec: {template: aws-standalone, config: {region: %s}}
-`, name, labels, annotations, region)
-	}
-	for i := range nr {
-		cd(fmt.Sprintf("r%d", i), fmt.Sprintf("region-%d", i), "k0rdent.mirantis.com/kof-cluster-role: regional",
-			fmt.Sprintf("k0rdent.mirantis.com/kof-regional-domain: r%d.example.com", i))
-	}
-	for i := range nc {
-		labels := "k0rdent.mirantis.com/kof-cluster-role: child"
-		if i%2 == 1 {
-			labels += fmt.Sprintf(", k0rdent.mirantis.com/kof-regional-cluster-name: r%d", i%nr)
-		}
-		cd(fmt.Sprintf("c%d", i), fmt.Sprintf("region-%d", i%nr), labels, "")
-	}
-	objs, err := manifest.ParseDocuments("bench", []byte(y.String()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	out := make([]*unstructured.Unstructured, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.Unstructured)
-	}
-	return out
 }
