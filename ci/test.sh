@@ -4,9 +4,10 @@
 #      they do not form the run's tail, each package within GOTEST_TIMEOUT unless it is listed with a timeout of its
 #      own below, GOTEST_P packages at a time (default 4: most of those tests wait on
 #      controllers and servers, so on two cores four packages keep the CPU busy where two leave it half idle);
-#   2. beside them from the start: every benchmark once at its smallest size (-short -benchtime 1x, in a run of its
-#      own so the tests' run stays cacheable; `go test` runs benchmarking binaries one at a time, so at the end of
-#      the run this part kept about one core busy for over a minute) and `helm lint --strict` of every chart.
+#   2. as soon as every package but tests/e2e has finished (tests/e2e, the longest, then runs alone and leaves a core
+#      mostly idle), side by side with its end: every benchmark once at its smallest size (-short -benchtime 1x, in a
+#      run of its own so the tests' run stays cacheable and no TestMain runs twice) and `helm lint --strict` of every
+#      chart.
 # Exit status: non-zero when any of them failed; the output of each part is printed whole.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,23 +56,25 @@ for e in "${own[@]}"; do
   fi
   pids+=($!)
 done
-mapfile -t bench < <(git grep -l '^func Benchmark' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
-logs="$(mktemp -d)"
-trap 'rm -rf "$logs"' EXIT
-( "$GO" test "${LINK[@]}" -short -run '^$' -bench . -benchtime 1x -timeout "$TIMEOUT" "${bench[@]}" >"$logs/bench" 2>&1 ) &
-bench_pid=$!
-( bash ci/lint-charts.sh >"$logs/lint" 2>&1 ) &
-lint_pid=$!
 # ./... lists the packages with their own timeout too; -skip cannot drop a package, so they are listed by name and
 # left out here.
 mapfile -t all < <("$GO" list ./... | sed "s|^$("$GO" list -m)/|./|")
 for p in "${all[@]}"; do [[ " ${own_pkgs[*]} " == *" $p "* || " ${rest[*]} " == *" $p "* ]] || rest+=("$p"); done
 "$GO" test "${LINK[@]}" -p "$(( P > 1 ? P - 1 : 1 ))" -timeout "$TIMEOUT" "${rest[@]}" || status=1
 echo "[test] go test of every package but ${own_pkgs[*]}: $(( $(date +%s) - start )) s"
+
+mapfile -t bench < <(git grep -l '^func Benchmark' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+mid=$(date +%s)
+( "$GO" test "${LINK[@]}" -short -run '^$' -bench . -benchtime 1x -timeout "$TIMEOUT" "${bench[@]}" >"$logs/bench" 2>&1 ) &
+bench_pid=$!
+( bash ci/lint-charts.sh >"$logs/lint" 2>&1 ) &
+lint_pid=$!
 for pid in "${pids[@]}"; do wait "$pid" || status=1; done
 echo "[test] go test: $(( $(date +%s) - start )) s"
 wait "$bench_pid" || { status=1; echo "[test] benchmarks (once each, -short): FAILED" >>"$logs/bench"; }
 wait "$lint_pid" || status=1
 cat "$logs/bench" "$logs/lint"
-echo "[test] benchmarks once and chart lint: done; all: $(( $(date +%s) - start )) s"
+echo "[test] benchmarks once and chart lint: $(( $(date +%s) - mid )) s; all: $(( $(date +%s) - start )) s"
 exit "$status"
