@@ -10,7 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"kof.dev/kof/exporters/columnar"
 	"kof.dev/kof/exporters/victoria"
@@ -148,35 +151,73 @@ func (m metricsReader) partitions(ctx context.Context, h window.Hour) ([]Partiti
 	if err != nil {
 		return nil, err
 	}
-	raw := map[string][]string{}
-	for _, t := range tenants {
-		cs, err := m.values(ctx, m.sel.Cluster, h, labelMatch{m.sel.Tenant, []string{t}})
-		if err != nil {
-			return nil, err
-		}
-		raw[t] = cs
+	raw, err := clustersByTenant(ctx, tenants, func(ctx context.Context, t string) ([]string, error) {
+		return m.values(ctx, m.sel.Cluster, h, labelMatch{m.sel.Tenant, []string{t}})
+	})
+	if err != nil {
+		return nil, err
 	}
 	return group(raw), nil
 }
 
 // values returns the values of label among the series of matchers with samples in h, plus "" when some of them
-// lack the label.
+// lack the label (the two lookups are sent at once).
 func (m metricsReader) values(ctx context.Context, label string, h window.Hour, matches ...labelMatch) ([]string, error) {
 	sel := "" // every series: no selector, so VictoriaMetrics need not list them (Metrics.LabelValues)
 	if len(matches) > 0 {
 		sel = selector(matches...)
 	}
-	vals, err := m.api.LabelValues(ctx, label, sel, h)
-	if err != nil {
+	return withMissing(ctx, func(ctx context.Context) ([]string, error) {
+		return m.api.LabelValues(ctx, label, sel, h)
+	}, func(ctx context.Context) ([]string, error) {
+		return m.api.LabelValues(ctx, "__name__", selector(append(matches, labelMatch{label, []string{""}})...), h)
+	})
+}
+
+// lookups bounds the value lookups of one partition listing that a reader sends to its source at once. A lookup
+// of the clusters of one tenant is a search of the tenant's series (34 ms at 41,667 series in an hour), so an hour
+// of many tenants is listed about lookups times faster than one tenant after the other.
+const lookups = 4
+
+// clustersByTenant returns clusters(ctx, t) of every tenant t, at most lookups of them at a time. The first error
+// cancels the lookups still running and is returned.
+func clustersByTenant(ctx context.Context, tenants []string, clusters func(context.Context, string) ([]string, error)) (map[string][]string, error) {
+	var mu sync.Mutex
+	raw := make(map[string][]string, len(tenants))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(lookups)
+	for _, t := range tenants {
+		g.Go(func() error {
+			cs, err := clusters(ctx, t)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			raw[t] = cs
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	missing, err := m.api.LabelValues(ctx, "__name__", selector(append(matches, labelMatch{label, []string{""}})...), h)
-	if err != nil {
+	return raw, nil
+}
+
+// withMissing runs the lookup of the values of a label or field and the lookup of the records that lack it at once,
+// and returns the values, sorted, with "" added when the second lookup found any. It returns the first error.
+func withMissing(ctx context.Context, values, missing func(context.Context) ([]string, error)) ([]string, error) {
+	var vals, lacking []string
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { vals, err = values(ctx); return err })
+	g.Go(func() (err error) { lacking, err = missing(ctx); return err })
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	if len(missing) > 0 {
-		vals = append([]string{""}, vals...)
+	if len(lacking) > 0 {
+		vals = addUnique(vals, "")
 	}
+	sort.Strings(vals)
 	return vals, nil
 }
 
@@ -310,32 +351,23 @@ func (l logsReader) partitions(ctx context.Context, h window.Hour) ([]Partition,
 	if err != nil {
 		return nil, err
 	}
-	raw := map[string][]string{}
-	for _, t := range tenants {
-		cs, err := l.values(ctx, base+" "+victoria.Exact(l.sel.Tenant, t), l.sel.Cluster)
-		if err != nil {
-			return nil, err
-		}
-		raw[t] = cs
+	raw, err := clustersByTenant(ctx, tenants, func(ctx context.Context, t string) ([]string, error) {
+		return l.values(ctx, base+" "+victoria.Exact(l.sel.Tenant, t), l.sel.Cluster)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return group(raw), nil
 }
 
-// values returns the values of field among the records of query, plus "" when some of them lack it.
+// values returns the values of field among the records of query, plus "" when some of them lack it (the two
+// lookups are sent at once).
 func (l logsReader) values(ctx context.Context, query, field string) ([]string, error) {
-	vals, err := l.api.FieldValues(ctx, query, field)
-	if err != nil {
-		return nil, err
-	}
-	missing, err := l.api.FieldValues(ctx, query+" "+victoria.Exact(field, ""), "_stream_id")
-	if err != nil {
-		return nil, err
-	}
-	if len(missing) > 0 {
-		vals = addUnique(vals, "")
-		sort.Strings(vals)
-	}
-	return vals, nil
+	return withMissing(ctx, func(ctx context.Context) ([]string, error) {
+		return l.api.FieldValues(ctx, query, field)
+	}, func(ctx context.Context) ([]string, error) {
+		return l.api.FieldValues(ctx, query+" "+victoria.Exact(field, ""), "_stream_id")
+	})
 }
 
 func (l logsReader) query(p Partition, h window.Hour) string {

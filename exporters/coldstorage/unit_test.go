@@ -1,10 +1,16 @@
 package coldstorage
 
 import (
+	"context"
+	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,3 +168,65 @@ func TestNewScratchDir(t *testing.T) {
 		t.Errorf("missing scratch folder: error %v; want one naming SCRATCH_DIR, the folder and the fix", err)
 	}
 }
+
+// The clusters of many tenants are looked up lookups at a time (each lookup of one tenant is a search of its series),
+// with the same partitions as one after the other, and a failed lookup fails the listing naming its URL.
+func TestPartitionsLookUpTenantsAtOnce(t *testing.T) {
+	var inFlight, most atomic.Int64
+	tenants := []string{"t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		match := r.URL.Query().Get("match[]")
+		var vals []string
+		switch {
+		case r.URL.Path == "/api/v1/label/tenant/values":
+			vals = tenants
+		case r.URL.Path == "/api/v1/label/cluster/values":
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(30 * time.Millisecond)
+			t := strings.TrimSuffix(strings.TrimPrefix(match, `{tenant="`), `"}`)
+			if t == "t5" && failT5.Load() {
+				http.Error(w, "storage is unavailable", http.StatusServiceUnavailable)
+				return
+			}
+			vals = []string{t + "-a", t + "-b"}
+		case strings.Contains(match, `tenant="t3",cluster=""`): // t3 has series without a cluster
+			vals = []string{"up"}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": vals})
+	}))
+	defer srv.Close()
+	m := metricsReader{api: victoria.Metrics{Endpoint: victoria.Endpoint{Base: srv.URL, HTTP: srv.Client()}},
+		sel: Selection{Tenant: "tenant", Cluster: "cluster"}}
+	h := window.Of(time.Date(2026, 6, 29, 17, 30, 0, 0, time.UTC))
+	got, err := m.partitions(context.Background(), h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Partition
+	for _, tn := range tenants {
+		if tn == "t3" {
+			want = append(want, Partition{Tenant: tn, Cluster: UnknownCluster, TenantValues: []string{tn}, ClusterValues: []string{""}})
+		}
+		for _, c := range []string{tn + "-a", tn + "-b"} {
+			want = append(want, Partition{Tenant: tn, Cluster: c, TenantValues: []string{tn}, ClusterValues: []string{c}})
+		}
+	}
+	slices.SortFunc(want, func(a, b Partition) int { return strings.Compare(a.Tenant+"/"+a.Cluster, b.Tenant+"/"+b.Cluster) })
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("partitions (-want +got):\n%s", d)
+	}
+	if n := most.Load(); n != lookups {
+		t.Errorf("at most %d cluster lookups ran at once, want %d (8 tenants, each lookup 30 ms)", n, lookups)
+	}
+	failT5.Store(true)
+	defer failT5.Store(false)
+	if _, err := m.partitions(context.Background(), h); err == nil || !strings.Contains(err.Error(), "/api/v1/label/cluster/values") {
+		t.Errorf("a failed cluster lookup of one tenant: error %v, want one naming the lookup's URL", err)
+	}
+}
+
+// failT5 makes the fake source of TestPartitionsLookUpTenantsAtOnce fail the cluster lookup of tenant t5.
+var failT5 atomic.Bool
