@@ -176,11 +176,12 @@ func RegionalData(r Cluster) (map[string]string, []error, error) {
 		r.Location, set), ignored, nil
 }
 
-// RegionlessData returns the data of the regionless ConfigMap of management cluster ref: children write to
-// `https://vmauth.<domain>/...`; readers on the management cluster use the in-cluster URLs.
+// RegionlessData returns the data of the regionless ConfigMap of management cluster ref: the `https://vmauth.<domain>/...`
+// URLs, read and write, the only ones a child cluster can reach (each child's ChildConfig copies them; OpenCost on a
+// child reads its `read_metrics_endpoint`). Readers on the management cluster itself do not take the read URLs from
+// this data: they use the in-cluster URLs (outputs.ParseRegionalConfigMap; docs/contract.md, "Endpoints").
 func RegionlessData(ref Ref, domain string) map[string]string {
-	set := endpoints.Domain(domain).WithReads(endpoints.InCluster())
-	return data(ref, "", "", "", Location{}, set)
+	return data(ref, "", "", "", Location{}, endpoints.Domain(domain))
 }
 
 func data(ref Ref, cloud, istioRole, httpConfig string, loc Location, s endpoints.Set) map[string]string {

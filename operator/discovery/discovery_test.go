@@ -214,14 +214,16 @@ func TestRegionlessData(t *testing.T) {
 	}
 	for k, v := range map[string]string{
 		KeyWriteLogs:   "https://vmauth.mothership.kof.example.com/vli/insert/opentelemetry/v1/logs",
-		KeyReadMetrics: "http://vmauth-cluster:8427/vm/select/0/prometheus",
-		KeyReadLogs:    "http://vmauth-cluster:8427/vls",
+		// Regression: the read URLs were the in-cluster ones (`http://vmauth-cluster:8427/...`), which each child's
+		// ChildConfig copied, so OpenCost on a child read from an address only the management cluster resolves.
+		KeyReadMetrics: "https://vmauth.mothership.kof.example.com/vm/select/0/prometheus",
+		KeyReadLogs:    "https://vmauth.mothership.kof.example.com/vls",
 	} {
 		if got[k] != v {
 			t.Errorf("data[%s] = %q, want %q", k, got[k], v)
 		}
 	}
-	if s := SetFromData(got); s.ReadAuditLogs != "http://vmauth-cluster:8427/vlas" {
+	if s := SetFromData(got); s.ReadAuditLogs != "https://vmauth.mothership.kof.example.com/vlas" {
 		t.Errorf("SetFromData read audit = %q", s.ReadAuditLogs)
 	}
 }

@@ -103,6 +103,19 @@ func TestRegionlessConfigMapAndBinding(t *testing.T) {
 	if b := ChildBundle(cfg, ch); b.Regional != "" {
 		t.Errorf("regionless child bundle propagates to %q, want nowhere", b.Regional)
 	}
+	// A child reads from the URL it can reach (regression: it got the management cluster's in-cluster URL, and
+	// OpenCost on the child read from it); readers on the management cluster keep the in-cluster URLs.
+	wantRead := "https://vmauth.mothership.kof.example.com/vm/select/0/prometheus"
+	if got := ch.Data[discovery.KeyReadMetrics]; got != wantRead {
+		t.Errorf("regionless child read_metrics_endpoint = %q, want %q", got, wantRead)
+	}
+	in, _, err := ParseRegionalConfigMap(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://vmauth-cluster:8427/vm/select/0/prometheus"; in.Reads.ReadMetrics != want {
+		t.Errorf("management cluster's read of the regionless ConfigMap = %q, want the in-cluster %q", in.Reads.ReadMetrics, want)
+	}
 }
 
 // TestBadSettingFailsOnlyWhatItConfigures is correctness class 10: a malformed promxy-side setting keeps the
