@@ -45,12 +45,17 @@ func Charts(chartsDir string) ([]string, error) {
 // Each schema is composed with handoffs (see GenerateComposed; nil composes nothing).
 // With write, it rewrites what differs (prepending the modeline and a
 // blank line to values.yaml where missing) and returns what it changed; without, it changes nothing and returns
-// the drift. It returns an error if a chart cannot be read or generated, or a file cannot be written.
+// the drift. It returns an error if chartsDir holds no chart while names is empty (a run outside a checkout would
+// otherwise check nothing and pass), if a chart cannot be read or generated, or a file cannot be written.
 func Sync(chartsDir, schemasDir string, names []string, handoffs Handoffs, write bool) ([]Drift, error) {
 	if len(names) == 0 {
 		all, err := Charts(chartsDir)
 		if err != nil {
 			return nil, err
+		}
+		if len(all) == 0 {
+			return nil, fmt.Errorf("no chart (a folder with Chart.yaml and values.yaml) under %q: run it from a KOF "+
+				"checkout, or pass --charts and --schemas", chartsDir)
 		}
 		names = all
 	}

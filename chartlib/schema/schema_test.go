@@ -113,6 +113,19 @@ func sorted(s []string) []string {
 	return out
 }
 
+// Regression: outside a checkout (no chart under the charts folder) `kof schema verify` checked nothing and exited
+// 0; both modes now fail naming the folder and the fix.
+func TestSyncWithoutChartsFails(t *testing.T) {
+	for _, dir := range []string{t.TempDir(), filepath.Join(t.TempDir(), "missing")} {
+		for _, write := range []bool{false, true} {
+			_, err := Sync(dir, filepath.Join(t.TempDir(), "schemas"), nil, nil, write)
+			if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "--charts") {
+				t.Errorf("Sync(%s, write=%t) error = %v, want one naming the folder and --charts", dir, write, err)
+			}
+		}
+	}
+}
+
 func TestSync(t *testing.T) {
 	charts := t.TempDir()
 	schemas := filepath.Join(t.TempDir(), "schemas")
