@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -51,7 +52,7 @@ missing, the install or the operator failed).`,
 			// The control plane helpers log through controller-runtime; the demo prints its own progress lines.
 			ctrllog.SetLogger(logr.Discard())
 			if keep {
-				opts.Hold = func(kubeconfig string) error { return holdDemo(cmd.Context(), s, kubeconfig) }
+				opts.Hold = func(kubeconfig string) error { return holdDemo(cmd.Context(), s, kubeconfig, selfPath()) }
 			}
 			res, err := harness.Demo(cmd.Context(), opts)
 			if err != nil {
@@ -78,13 +79,23 @@ missing, the install or the operator failed).`,
 	return cmd
 }
 
-// holdDemo prints how to reach the demo's control plane through kubeconfig and waits for Ctrl-C (SIGINT or
-// SIGTERM) or the end of ctx. It returns nil; the demo stops everything afterwards.
-func holdDemo(ctx context.Context, s streams, kubeconfig string) error {
+// holdDemo prints how to reach the demo's control plane through kubeconfig, with kof as the path of this kof binary
+// (`make demo` builds it as bin/kof, which is not on PATH, so a bare `kof` would not run), and waits for Ctrl-C
+// (SIGINT or SIGTERM) or the end of ctx. It returns nil; the demo stops everything afterwards.
+func holdDemo(ctx context.Context, s streams, kubeconfig, kof string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(s.out, "\nThe control plane keeps running; in another shell:\n  export KUBECONFIG=%s\n"+
-		"  kof doctor         # or kof ui, kubectl get clusterdeployments -A\nCtrl-C stops it.\n", kubeconfig)
+		"  %s doctor         # or %s ui, kubectl get clusterdeployments -A\nCtrl-C stops it.\n", kubeconfig, kof, kof)
 	<-ctx.Done()
 	return nil
+}
+
+// selfPath returns the absolute path of the running kof binary, or "kof" when it cannot be found.
+func selfPath() string {
+	p, err := os.Executable()
+	if err != nil {
+		return "kof"
+	}
+	return p
 }

@@ -250,12 +250,16 @@ func TestHoldDemoPrintsKubeconfigAndReturns(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- holdDemo(ctx, streams{out: &out, err: &out}, "/tmp/kof-demo-1/kubeconfig") }()
+	go func() {
+		done <- holdDemo(ctx, streams{out: &out, err: &out}, "/tmp/kof-demo-1/kubeconfig", "/src/kof/bin/kof")
+	}()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("holdDemo: %v", err)
 	}
-	for _, want := range []string{"export KUBECONFIG=/tmp/kof-demo-1/kubeconfig\n", "kof doctor", "Ctrl-C stops it."} {
+	// Regression: it printed a bare `kof doctor`, which is not on PATH after `make demo` (it builds bin/kof).
+	for _, want := range []string{"export KUBECONFIG=/tmp/kof-demo-1/kubeconfig\n", "  /src/kof/bin/kof doctor ",
+		"/src/kof/bin/kof ui", "Ctrl-C stops it."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
