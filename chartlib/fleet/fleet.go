@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"kof.dev/kof/chartlib/manifest"
 	"kof.dev/kof/chartlib/sveltos"
@@ -278,8 +279,10 @@ func (f *Fleet) Failed() bool {
 }
 
 // Render runs the fleet pipeline (see the package documentation) and returns what every cluster receives.
-// It returns an error, and no Fleet, when the umbrella or a management-cluster chart fails to render or the inputs
-// cannot be read; failures that concern one cluster are recorded on that Cluster instead.
+// It returns an error, and no Fleet, when the umbrella or a management-cluster chart fails to render, the inputs
+// cannot be read, or the release namespace is no DNS-1123 label (Kubernetes' rule for namespace names, which every
+// service URL the charts build from it must follow); failures that concern one cluster are recorded on that Cluster
+// instead.
 func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	if opts.ChartsDir == "" && opts.Charts == nil {
 		return nil, errors.New("fleet: Options.ChartsDir or Options.Charts is required; set one to the KOF charts")
@@ -289,6 +292,10 @@ func Render(ctx context.Context, opts Options) (*Fleet, error) {
 	}
 	if opts.Namespace == "" {
 		opts.Namespace = DefaultNamespace
+	}
+	if errs := validation.IsDNS1123Label(opts.Namespace); len(errs) > 0 {
+		return nil, fmt.Errorf("release namespace %q is not a valid namespace name: %s; use the namespace the umbrella "+
+			"is installed in (default %s)", opts.Namespace, strings.Join(errs, "; "), DefaultNamespace)
 	}
 	inputs, err := readInputs(opts.Clusters, opts.SveltosClusters)
 	if err != nil {

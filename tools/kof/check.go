@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"kof.dev/kof/chartlib/parity"
 	"kof.dev/kof/chartlib/render"
+	"kof.dev/kof/chartlib/schema"
 	"kof.dev/kof/chartlib/values"
 	"kof.dev/kof/charts"
 )
@@ -47,11 +49,21 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 			"warnings with --strict, exit 1.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			flagDir := chartsDir
 			chartsDir, cleanup, err := checkChartsDir(chartsDir, cmd.Flags().Changed("charts"))
 			if err != nil {
 				return failed(err)
 			}
 			defer cleanup()
+			if known, err := schema.Charts(chartsDir); err != nil {
+				return failed(err)
+			} else if !slices.Contains(known, chart) {
+				where := "the charts built into kof"
+				if chartsDir == flagDir {
+					where = chartsDir
+				}
+				return fmt.Errorf("--chart %s: no such chart in %s; known charts: %s", chart, where, strings.Join(known, ", "))
+			}
 			var findings []values.Finding
 			checked := files
 			if len(files) == 0 {

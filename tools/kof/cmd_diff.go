@@ -120,6 +120,9 @@ func diffOptions(cmd *cobra.Command, f diffFlags) (diff.Options, error) {
 	if err != nil {
 		return opts, fmt.Errorf("--mode: %w", err)
 	}
+	if err := checkWorkers(f.workers); err != nil {
+		return opts, err
+	}
 	if opts.Old.Charts, err = diff.ParseSource("--from-charts", f.fromCharts, f.fromVersion, f.plainHTTP,
 		charts.FS()); err != nil {
 		return opts, err
@@ -152,11 +155,11 @@ func diffOptions(cmd *cobra.Command, f diffFlags) (diff.Options, error) {
 			return opts, errors.New("no fleet: give the ClusterDeployments with --clusters (e.g. from `kubectl get " +
 				"clusterdeployments,clustertemplates -A -o yaml`), or read the management cluster with --live")
 		}
-		if opts.Fleet.Clusters, err = readObjects(f.clusters); err != nil {
+		if opts.Fleet.Clusters, err = readObjects("clusters", f.clusters); err != nil {
 			return opts, err
 		}
 		if f.namespaceObject != "" {
-			objs, err := readObjects([]string{f.namespaceObject})
+			objs, err := readObjects("namespace-object", []string{f.namespaceObject})
 			if err != nil {
 				return opts, err
 			}

@@ -71,7 +71,10 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 	if err != nil {
 		return fmt.Errorf("--mode: %w", err)
 	}
-	clusters, err := readObjects(f.clusters)
+	if err := checkWorkers(f.workers); err != nil {
+		return err
+	}
+	clusters, err := readObjects("clusters", f.clusters)
 	if err != nil {
 		return failed(err)
 	}
@@ -80,7 +83,7 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 		ReleaseName: f.release, Namespace: f.namespace, Workers: f.workers,
 	}
 	if f.namespaceObject != "" {
-		objs, err := readObjects([]string{f.namespaceObject})
+		objs, err := readObjects("namespace-object", []string{f.namespaceObject})
 		if err != nil {
 			return failed(err)
 		}
@@ -99,7 +102,7 @@ func renderFleet(cmd *cobra.Command, s streams, f renderFleetFlags) error {
 		opts.NamespaceObject = objs[0]
 	}
 	if len(f.management) > 0 {
-		if opts.ManagementObjects, err = readObjects(f.management); err != nil {
+		if opts.ManagementObjects, err = readObjects("management-objects", f.management); err != nil {
 			return failed(err)
 		}
 	}
@@ -165,4 +168,12 @@ func withValuesFindings(err error, chartsDir string, set bool, chart string, fil
 		lines = append(lines, f.String())
 	}
 	return fmt.Errorf("%w\nfix the values (kof check values):\n%s", err, strings.Join(lines, "\n"))
+}
+
+// checkWorkers returns a usage error naming --workers when n is negative (0 means one per CPU).
+func checkWorkers(n int) error {
+	if n < 0 {
+		return fmt.Errorf("--workers %d: want 0 (one per CPU) or a positive number of clusters rendered at once", n)
+	}
+	return nil
 }

@@ -68,6 +68,23 @@ func TestRenderFleetUsage(t *testing.T) {
 		!strings.Contains(stderr, "double-pass") {
 		t.Errorf("bad --mode: exit %d, stderr %q; want %d naming the modes", code, stderr, exitUsage)
 	}
+	// Regressions: a missing --clusters file was "read lookup fixtures: open nope.yaml", naming no flag; a negative
+	// --workers was accepted; a namespace that is no DNS label surfaced as an invalid URL of an environment variable.
+	if code, _, stderr := kof(t, "render", "--charts", "../../charts", "--clusters", "nope.yaml"); code != exitFindings ||
+		!strings.Contains(stderr, "--clusters nope.yaml: open nope.yaml") {
+		t.Errorf("missing --clusters file: exit %d, stderr %q; want %d naming the flag and the file", code, stderr, exitFindings)
+	}
+	if code, _, stderr := kof(t, "render", "--workers", "-1", "-f", "x.yaml"); code != exitUsage || !strings.Contains(stderr, "--workers -1") {
+		t.Errorf("--workers -1: exit %d, stderr %q; want %d naming the flag", code, stderr, exitUsage)
+	}
+	if code, _, stderr := kof(t, "diff", "--workers", "-2"); code != exitUsage || !strings.Contains(stderr, "--workers -2") {
+		t.Errorf("kof diff --workers -2: exit %d, stderr %q; want %d naming the flag", code, stderr, exitUsage)
+	}
+	if code, _, stderr := kof(t, "render", "--charts", "../../charts", "-n", "Bad NS",
+		"-f", "../../tests/scenarios/testdata/01-regional-child/values.yaml"); code != exitFindings ||
+		!strings.Contains(stderr, `release namespace "Bad NS" is not a valid namespace name`) {
+		t.Errorf("-n 'Bad NS': exit %d, stderr %q; want %d naming the namespace", code, stderr, exitFindings)
+	}
 	if code, _, stderr := kof(t, "render"); code != exitUsage || !strings.Contains(stderr, "--clusters") {
 		t.Errorf("no flags: exit %d, want %d with an error naming --clusters:\n%s", code, exitUsage, stderr)
 	}

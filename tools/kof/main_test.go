@@ -66,6 +66,16 @@ func TestCheckValuesClean(t *testing.T) {
 	}
 }
 
+// Regression: an unknown --chart failed on a missing values.schema.json under a temporary folder, naming neither the
+// flag nor the charts there are.
+func TestCheckValuesUnknownChart(t *testing.T) {
+	code, _, errOut := kof(t, "check", "values", "--charts", "../../charts", "--chart", "kof-nope")
+	if code != exitUsage || !strings.Contains(errOut, "--chart kof-nope: no such chart in ../../charts; known charts: ") ||
+		!strings.Contains(errOut, "kof-child") || strings.Contains(errOut, "kof-charts-") {
+		t.Errorf("unknown --chart: exit %d, stderr %q; want %d naming the flag and listing the charts", code, errOut, exitUsage)
+	}
+}
+
 func TestCheckNames(t *testing.T) {
 	code, out, errOut := kof(t, "check", "names", "--charts", "../../chartlib/parity/testdata")
 	if code != exitFindings {

@@ -67,7 +67,7 @@ func newRenderChartCommand(s streams) *cobra.Command {
 
 // renderChart renders dir with f, prints the YAML and, with --validate, the findings.
 func renderChart(cmd *cobra.Command, s streams, dir string, f renderChartFlags) error {
-	fixtures, err := readObjects(f.lookup)
+	fixtures, err := readObjects("lookup", f.lookup)
 	if err != nil {
 		return failed(err)
 	}
@@ -106,13 +106,14 @@ func renderChart(cmd *cobra.Command, s streams, dir string, f renderChartFlags) 
 	return nil
 }
 
-// readObjects parses the objects of YAML files (documents separated by `---`).
-func readObjects(files []string) ([]*unstructured.Unstructured, error) {
+// readObjects parses the objects of the YAML files given with --flag (documents separated by `---`); a file that
+// cannot be read is an error naming the flag and the file.
+func readObjects(flag string, files []string) ([]*unstructured.Unstructured, error) {
 	var out []*unstructured.Unstructured
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("read lookup fixtures: %w", err)
+			return nil, fmt.Errorf("--%s %s: %w", flag, file, err)
 		}
 		objs, err := manifest.ParseDocuments(file, data)
 		if err != nil {
