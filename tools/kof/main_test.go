@@ -50,7 +50,7 @@ func TestChecksUseEmbeddedChartsOutsideACheckout(t *testing.T) {
 		t.Errorf("check names: exit %d, stderr %q", code, errOut)
 	}
 	if code, _, errOut := kof(t, "check", "values", "--charts", "charts"); code == exitClean ||
-		!strings.Contains(errOut, "charts/kof") {
+		!strings.Contains(errOut, "--charts charts: no chart") {
 		t.Errorf("check values with an explicit missing --charts: exit %d, stderr %q; want a failure naming it", code,
 			errOut)
 	}
