@@ -143,7 +143,7 @@ func runAuditVerify(cmd *cobra.Command, s streams, f auditVerifyFlags) error {
 	}
 	fmt.Fprintf(s.out, "%d windows, %d failed\n", len(rep.Checks), rep.Failed())
 	if rep.Failed() > 0 {
-		return findingsError{rep.Failed()}
+		return findingsError{n: rep.Failed()}
 	}
 	if len(rep.Checks) == 0 {
 		return failed(fmt.Errorf("no audit window found in %s under %s/", b.URL(), evidence.Root))

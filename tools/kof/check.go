@@ -98,7 +98,7 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 				fmt.Fprintf(s.out, "warning: %s\n", w)
 			}
 			if len(findings) > 0 {
-				return findingsError{len(findings)}
+				return findingsError{n: len(findings)}
 			}
 			if err := strictError(strict, len(warnings)); err != nil {
 				return err
@@ -148,7 +148,7 @@ func newCheckNamesCommand(s streams) *cobra.Command {
 			fmt.Fprintf(s.err, "kof check names: %d comparisons, %d mismatches; charts: %s\n", rep.Comparisons,
 				len(rep.Mismatches), strings.Join(sorted(checked), "; "))
 			if len(rep.Mismatches) > 0 {
-				return findingsError{len(rep.Mismatches)}
+				return findingsError{n: len(rep.Mismatches)}
 			}
 			return nil
 		},

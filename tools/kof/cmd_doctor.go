@@ -132,7 +132,8 @@ Exit status: 0 when no finding is an error, 1 when one is (or the cluster cannot
 				return failed(err)
 			}
 			if n := diagnose.CountSeverity(findings, diagnose.SeverityError); n > 0 {
-				return findingsError{n}
+				// Regression: the line said "23 finding(s)" under a summary of 24 (23 errors and a warning).
+				return findingsError{n: n, severity: "error"}
 			}
 			return nil
 		},

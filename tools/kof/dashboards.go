@@ -36,7 +36,7 @@ func newDashboardsCommand(s streams) *cobra.Command {
 				fmt.Fprintln(s.out, d)
 			}
 			if !write && len(drift) > 0 {
-				return findingsError{len(drift)}
+				return findingsError{n: len(drift)}
 			}
 			return nil
 		}

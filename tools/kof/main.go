@@ -29,9 +29,18 @@ type streams struct {
 }
 
 // findingsError reports that a command printed findings; it maps to exit code 1.
-type findingsError struct{ n int }
+type findingsError struct {
+	n int
+	// severity, when set, says which findings n counts ("error": kof doctor fails on its errors only).
+	severity string
+}
 
-func (e findingsError) Error() string { return fmt.Sprintf("%d finding(s)", e.n) }
+func (e findingsError) Error() string {
+	if e.severity != "" {
+		return fmt.Sprintf("%d %s finding(s)", e.n, e.severity)
+	}
+	return fmt.Sprintf("%d finding(s)", e.n)
+}
 
 // opError wraps an operational failure of a command (exit code 1), as opposed to a usage error (exit code 2).
 type opError struct{ err error }

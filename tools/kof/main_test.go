@@ -392,3 +392,14 @@ func TestRenderChartNamesTheFix(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want exit %d and %q...", code, errOut, exitFindings, want)
 	}
 }
+
+// Regression: kof doctor ended with "23 finding(s)" under its summary "24 findings: 23 errors, 1 warnings"; the line
+// counts the errors, which set the exit status, and says so.
+func TestFindingsErrorNamesWhatItCounts(t *testing.T) {
+	if got := (findingsError{n: 23, severity: "error"}).Error(); got != "23 error finding(s)" {
+		t.Errorf("doctor's count = %q, want %q", got, "23 error finding(s)")
+	}
+	if got := (findingsError{n: 2}).Error(); got != "2 finding(s)" {
+		t.Errorf("count of every finding = %q, want %q", got, "2 finding(s)")
+	}
+}

@@ -101,7 +101,7 @@ func renderChart(cmd *cobra.Command, s streams, dir string, f renderChartFlags) 
 		fmt.Fprintln(s.err, fd)
 	}
 	if len(findings) > 0 {
-		return findingsError{len(findings)}
+		return findingsError{n: len(findings)}
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func newSchemaCommand(s streams) *cobra.Command {
 				fmt.Fprintln(s.out, d)
 			}
 			if !write && len(drift) > 0 {
-				return findingsError{len(drift)}
+				return findingsError{n: len(drift)}
 			}
 			return nil
 		}
