@@ -213,7 +213,7 @@ func TestRegionlessData(t *testing.T) {
 		t.Errorf("len(data) = %d, want 17", len(got))
 	}
 	for k, v := range map[string]string{
-		KeyWriteLogs:   "https://vmauth.mothership.kof.example.com/vli/insert/opentelemetry/v1/logs",
+		KeyWriteLogs: "https://vmauth.mothership.kof.example.com/vli/insert/opentelemetry/v1/logs",
 		// Regression: the read URLs were the in-cluster ones (`http://vmauth-cluster:8427/...`), which each child's
 		// ChildConfig copied, so OpenCost on a child read from an address only the management cluster resolves.
 		KeyReadMetrics: "https://vmauth.mothership.kof.example.com/vm/select/0/prometheus",
