@@ -39,6 +39,15 @@ func Charts(chartsDir string) ([]string, error) {
 	return out, nil
 }
 
+// RequireCharts returns Charts(chartsDir), or an error naming chartsDir when it holds no chart.
+func RequireCharts(chartsDir string) ([]string, error) {
+	all, err := Charts(chartsDir)
+	if err == nil && len(all) == 0 {
+		err = fmt.Errorf("no chart (a folder with Chart.yaml and values.yaml) under %q", chartsDir)
+	}
+	return all, err
+}
+
 // Sync generates the schema of each named chart (all charts of chartsDir when names is empty) and compares it with
 // `<schemasDir>/<chart>.schema.json` and `<chartsDir>/<chart>/values.schema.json`; it also checks that the
 // chart's values.yaml starts with Modeline and passes Lint (lint problems are reported in both modes, never fixed).
@@ -49,13 +58,9 @@ func Charts(chartsDir string) ([]string, error) {
 // otherwise check nothing and pass), if a chart cannot be read or generated, or a file cannot be written.
 func Sync(chartsDir, schemasDir string, names []string, handoffs Handoffs, write bool) ([]Drift, error) {
 	if len(names) == 0 {
-		all, err := Charts(chartsDir)
+		all, err := RequireCharts(chartsDir)
 		if err != nil {
-			return nil, err
-		}
-		if len(all) == 0 {
-			return nil, fmt.Errorf("no chart (a folder with Chart.yaml and values.yaml) under %q: run it from a KOF "+
-				"checkout, or pass --charts and --schemas", chartsDir)
+			return nil, fmt.Errorf("%w: run it from a KOF checkout, or pass --charts and --schemas", err)
 		}
 		names = all
 	}

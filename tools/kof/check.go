@@ -55,11 +55,9 @@ func newCheckValuesCommand(s streams) *cobra.Command {
 				return failed(err)
 			}
 			defer cleanup()
-			if known, err := schema.Charts(chartsDir); err != nil {
-				return failed(err)
-			} else if len(known) == 0 {
-				return failed(fmt.Errorf("--charts %s: no chart (a folder with Chart.yaml and values.yaml) there; give "+
-					"the KOF charts folder, or leave --charts out to use the charts built into kof", chartsDir))
+			if known, err := schema.RequireCharts(chartsDir); err != nil {
+				return failed(fmt.Errorf("--charts %s: %w; give the KOF charts folder, or leave --charts out to use "+
+					"the charts built into kof", chartsDir, err))
 			} else if !slices.Contains(known, chart) {
 				where := "the charts built into kof"
 				if chartsDir == flagDir {
