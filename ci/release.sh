@@ -43,5 +43,5 @@ args=(--version "$VERSION" --revision "$REVISION" --source "$SOURCE" --source-da
 [ -n "$REGISTRY" ] && args+=(--registry "$REGISTRY")
 [ "${PLAIN_HTTP:-}" = true ] && args+=(--plain-http)
 
-go build -o bin/kof ./tools/kof
+go build -trimpath -o bin/kof ./tools/kof
 exec bin/kof "$mode" "${args[@]}"

@@ -135,7 +135,7 @@ flux_build() {
 
 # kof_module_build OUT TOOL=PKG...: builds command packages of KOF's own module (go.mod's tool lines: KCM, the
 # Kubernetes commands, etcd, helm, controller-gen, addon-controller, VictoriaLogs) into folder OUT, as OUT/TOOL, with
-# the flags of `go build ./tools/kof` (the caller's or the machine's default cgo setting, no -trimpath), so the
+# the flags of `go build ./tools/kof` (the caller's or the machine's default cgo setting, -trimpath), so the
 # packages they share with each other, bin/kof and the tests (client-go, apiserver, controller-runtime, Helm, gRPC,
 # OpenTelemetry...) compile once per machine. Each program links with the ldflags its tool script's `ldflags`
 # prints. One `go build` makes every package whose default binary name (the last path element that is not a major
@@ -160,11 +160,11 @@ kof_module_build() {
   done
   [ ${#first[@]} -gt 0 ] || return 0
   mkdir -p "$out/.shared"
-  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" GOFLAGS=-buildvcs=false go build "${args[@]}" -o "$out/.shared/" "${first[@]#*=}")
+  (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" GOFLAGS=-buildvcs=false go build -trimpath "${args[@]}" -o "$out/.shared/" "${first[@]#*=}")
   for pair in "${first[@]}"; do mv "$out/.shared/$(default_binary "${pair#*=}")" "$out/${pair%%=*}"; done
   rmdir "$out/.shared"
   for pair in "${later[@]}"; do
-    (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" GOFLAGS=-buildvcs=false go build "${args[@]}" -o "$out/${pair%%=*}" "${pair#*=}")
+    (cd "$ROOT" && CGO_ENABLED="$KOF_CGO_ENABLED" GOFLAGS=-buildvcs=false go build -trimpath "${args[@]}" -o "$out/${pair%%=*}" "${pair#*=}")
   done
 }
 

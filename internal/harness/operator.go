@@ -19,7 +19,7 @@ const OperatorPackage = "./cmd/kof-operator"
 // cache) and returns the binary's path. The error carries the compiler's output.
 func BuildOperator(ctx context.Context, root, dir string) (string, error) {
 	bin := filepath.Join(dir, "kof-operator")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, OperatorPackage)
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, OperatorPackage)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %w\n%s", OperatorPackage, err, out)
