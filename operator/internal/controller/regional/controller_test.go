@@ -123,7 +123,10 @@ func TestAdminBundleLifecycle(t *testing.T) {
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns1", Name: "kof-vmuser-creds-" + base}}
 	mcs := &kcmv1.MultiClusterService{ObjectMeta: metav1.ObjectMeta{Name: names.VMUserPropagation(base)}}
 	psg := psgOf("ns1", "r1")
-	for _, o := range []client.Object{user, sec, mcs, psg} {
+	// The reconcile writes its objects one after the other; the storage connection may come after the others, so
+	// the resync below waits for it too (it read it before it existed in one run: "not found").
+	logs := connOf(names.StorageLogs, "ns1", "r1")
+	for _, o := range []client.Object{user, sec, mcs, psg, logs} {
 		eventually(t, func() error { return get(o) })
 	}
 	for _, r := range user.Spec.TargetRefs {
@@ -138,7 +141,7 @@ func TestAdminBundleLifecycle(t *testing.T) {
 		t.Errorf("PromxyServerGroup spec = %+v", psg.Spec)
 	}
 	// A resync writes nothing.
-	objs := []client.Object{user, sec, mcs, psg, connOf(names.StorageLogs, "ns1", "r1"), cm}
+	objs := []client.Object{user, sec, mcs, psg, logs, cm}
 	before := versions(t, objs)
 	if _, err := rec.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns1", Name: "kof-r1"}}); err != nil {
 		t.Fatal(err)
