@@ -52,6 +52,8 @@ for p in "${all[@]}"; do [[ " ${own_pkgs[*]} " == *" $p "* || " ${rest[*]} " == 
 
 start=$(date +%s)
 mkdir -p "$CACHE"
+# A run's folder is removed on its way out; one a killed run left (hard links only) goes after a day.
+find "$CACHE" -maxdepth 1 -name 'run.*' -type d -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 run="$(mktemp -d "$CACHE/run.XXXXXX")"
 trap 'rm -rf "$run"' EXIT
 
