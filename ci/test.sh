@@ -105,7 +105,7 @@ run_pkg() {
 status=0
 pids=()
 for e in "${own[@]}"; do
-  p="${e%%=*}" out="$run/out/own-$(echo "${e%%=*}" | tr / _)"
+  p="${e%%=*}" out="$run/out/${p//\//_}"
   if [ "$p" = ./tests/e2e ]; then
     ( GOGC="${KOF_BUILD_GOGC:-400}" "$ROOT/bin/kof" images --compile-only >"$out.images" 2>&1 ||
         { cat "$out.images"; printf 'FAIL\t%s\t(kof images --compile-only)\n' "$MODULE/${p#./}"; exit 1; }
@@ -126,9 +126,8 @@ reap() {
 }
 for p in "${rest[@]}"; do
   while [ "${#running[@]}" -ge "$max" ]; do reap; done
-  name="$(echo "$p" | tr / _)"
-  run_pkg "$run/out/$name" "$p" "$TIMEOUT" &
-  running[$!]="$name"
+  run_pkg "$run/out/${p//\//_}" "$p" "$TIMEOUT" &
+  running[$!]="${p//\//_}"
 done
 while [ "${#running[@]}" -gt 0 ]; do reap; done
 echo "[test] tests of every package but ${own_pkgs[*]}: $(( $(date +%s) - start )) s"
@@ -139,7 +138,7 @@ mid=$(date +%s)
 (
   rc=0
   for p in "${bench[@]}"; do
-    name="bench-$(echo "$p" | tr / _)"
+    name="bench${p//\//_}"
     run_pkg "$run/out/$name" "$p" "$TIMEOUT" -test.short -test.run '^$' -test.bench . -test.benchtime 1x || rc=1
     cat "$run/out/$name"
   done
@@ -150,8 +149,7 @@ bench_pid=$!
 lint_pid=$!
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || status=1
-  e="${own[$i]}"
-  cat "$run/out/own-$(echo "${e%%=*}" | tr / _)" 2>/dev/null || true
+  cat "$run/out/${own_pkgs[$i]//\//_}" 2>/dev/null || true
 done
 echo "[test] tests: $(( $(date +%s) - start )) s"
 wait "$bench_pid" || { status=1; echo "[test] benchmarks (once each, -short): FAILED" >>"$run/bench"; }

@@ -142,6 +142,21 @@ func (p *Process) WaitHTTP(t *testing.T, url string) {
 	t.Fatalf("%s did not answer %s in %s:\n%s", p.Name, url, readyWait, p.Tail(20))
 }
 
+// AssetsDir returns the folder of etcd and kube-apiserver for a test: KUBEBUILDER_ASSETS, else BinDir (found from
+// the working directory, the test's package folder: a test binary built with -trimpath holds no source path). An
+// error of BinDir fails t.
+func AssetsDir(t *testing.T) string {
+	t.Helper()
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir
+	}
+	dir, err := BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // Envtest makes env start binDir's etcd and kube-apiserver so that they die with the test binary (proc.Envtest),
 // with the wrappers in the test's folder; an error fails the test.
 func Envtest(t *testing.T, env *envtest.Environment, binDir string) {

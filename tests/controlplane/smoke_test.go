@@ -4,8 +4,6 @@ package controlplane
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,20 +14,9 @@ import (
 	"kof.dev/kof/internal/testproc"
 )
 
-// assetsDir returns KUBEBUILDER_ASSETS, or the repository's bin/ when it is unset.
-func assetsDir(t *testing.T) string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	// A test runs in its package's folder (go test; ci/test.sh), and the binary is built with -trimpath, which
-	// leaves no source path in it to start from.
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "bin"))
-	return dir
-}
-
 func TestControlPlaneServesNamespacesAndConfigMaps(t *testing.T) {
 	env := &envtest.Environment{}
-	testproc.Envtest(t, env, assetsDir(t))
+	testproc.Envtest(t, env, testproc.AssetsDir(t))
 	cfg, err := env.Start()
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {

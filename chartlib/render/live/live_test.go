@@ -2,8 +2,6 @@ package live
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,17 +14,6 @@ import (
 	"kof.dev/kof/chartlib/render"
 	"kof.dev/kof/internal/testproc"
 )
-
-// assetsDir returns KUBEBUILDER_ASSETS, or the repository's bin/ when it is unset.
-func assetsDir() string {
-	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
-		return dir
-	}
-	// A test runs in its package's folder (go test; ci/test.sh), and the binary is built with -trimpath, which
-	// leaves no source path in it to start from.
-	dir, _ := filepath.Abs(filepath.Join("..", "..", "..", "bin"))
-	return dir
-}
 
 // configData renders testdata/basic and returns its ConfigMap data.
 func configData(t *testing.T, opts render.Options) map[string]string {
@@ -50,7 +37,7 @@ func configData(t *testing.T, opts render.Options) map[string]string {
 
 func TestLookupLiveClusterMatchesFixtures(t *testing.T) {
 	env := &envtest.Environment{}
-	testproc.Envtest(t, env, assetsDir())
+	testproc.Envtest(t, env, testproc.AssetsDir(t))
 	cfg, err := env.Start()
 	t.Cleanup(func() {
 		if err := env.Stop(); err != nil {
