@@ -23,8 +23,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// seedsFolder is the folder under the system's temporary folder that holds the etcd seeds (StartEnvtest).
+// seedsFolder is the folder of the etcd seeds (StartEnvtest) in the user's cache folder (SeedsDir).
 const seedsFolder = "kof-etcd-seeds"
+
+// SeedsDir returns the folder that holds the etcd seeds of StartEnvtest: `kof-etcd-seeds` in the user's cache folder
+// (os.UserCacheDir: $XDG_CACHE_HOME, else ~/.cache), or in the system's temporary folder when there is no cache
+// folder. It does not follow TMPDIR: the test processes move TMPDIR into a scratch folder of their own (UseScratch),
+// removed when they end, and a seed there would be built again by every process instead of once per machine.
+func SeedsDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, seedsFolder)
+	}
+	return filepath.Join(os.TempDir(), seedsFolder)
+}
 
 // seedMaxAge is how long a seed nobody used is kept.
 const seedMaxAge = 7 * 24 * time.Hour
@@ -38,7 +49,7 @@ const crdPollInterval = 250 * time.Millisecond
 // them. Installing CRDs through kube-apiserver costs it far more CPU than everything else a test does with it (about
 // 25 s of CPU for KOF's 125 CRDs, against 5 s to start on etcd data that holds them), so each distinct set of CRDs
 // (with the etcd and kube-apiserver binaries) is installed once per machine into a seed under
-// `<temp dir>/kof-etcd-seeds/<hash>`, and every start copies the seed's etcd data into its own folder. Seeds are
+// `<SeedsDir>/<hash>`, and every start copies the seed's etcd data into its own folder. Seeds are
 // built under an exclusive flock(2) lock and read under a shared one, so the test processes of one run share them;
 // a seed half-built by a killed process is built again, and seeds unused for a week are removed. An env that
 // installs webhooks, or no CRDs, is started as env.Start would. Errors: those of Envtest, of reading the CRD files,
@@ -190,7 +201,7 @@ func etcdSeed(binDir string, opts envtest.CRDInstallOptions) (string, func(), er
 	if err != nil {
 		return "", nil, err
 	}
-	root := filepath.Join(os.TempDir(), seedsFolder)
+	root := SeedsDir()
 	if err := os.MkdirAll(root, 0o777); err != nil {
 		return "", nil, fmt.Errorf("create the etcd seed folder: %w", err)
 	}

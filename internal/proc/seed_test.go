@@ -44,10 +44,10 @@ func startSeeded(t *testing.T, crdDir string, configure ...func(*envtest.Environ
 	return env, cfg
 }
 
-// seeds lists the ready seeds under the temporary folder.
+// seeds lists the ready seeds of SeedsDir.
 func seeds(t *testing.T) []string {
 	t.Helper()
-	ready, err := filepath.Glob(filepath.Join(os.TempDir(), seedsFolder, "*", "ready"))
+	ready, err := filepath.Glob(filepath.Join(SeedsDir(), "*", "ready"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func seeds(t *testing.T) []string {
 // and serves the same CRDs (custom resources of them can be written), a changed CRD gets a seed of its own, and a
 // seed a killed process left half-built is built again.
 func TestStartEnvtestSeedsTheCRDs(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	crds := t.TempDir()
 	src := filepath.Join("..", "..", "operator", "config", "crd", "bases")
 	entries, err := os.ReadDir(src)
@@ -85,6 +85,14 @@ func TestStartEnvtestSeedsTheCRDs(t *testing.T) {
 	}
 	_ = env.Stop()
 
+	// The second start comes from a process of its own that moved TMPDIR into a scratch folder (UseScratch, as every
+	// test package does): it finds the seed the first one built (regression: the seeds were under TMPDIR, so every
+	// test process built its own, 16 s and about 20 s of CPU each, and removed it with its scratch folder).
+	_, endScratch, err := UseScratch("seed-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { endScratch(0) })
 	env, cfg := startSeeded(t, crds)
 	if got := seeds(t); len(got) != 1 || got[0] != first[0] {
 		t.Fatalf("seeds after the second start: %v, want %v reused", got, first)
@@ -133,7 +141,7 @@ func TestStartEnvtestSeedsTheCRDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	root := filepath.Join(os.TempDir(), seedsFolder)
+	root := SeedsDir()
 	for _, d := range []string{filepath.Join(root, key+".build-1234", "data"), filepath.Join(root, key, "data")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -264,5 +272,27 @@ func TestWarmOpenAPIWaitsForEveryCRD(t *testing.T) {
 				t.Errorf("warmOpenAPI error = %v, want one naming %s", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// The seeds are a per-machine cache in the user's cache folder, whatever TMPDIR says (regression: they were under
+// TMPDIR, which UseScratch points into a folder removed at the end of each test process).
+func TestSeedsDirIgnoresTMPDIR(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	want := filepath.Join(cache, "kof-etcd-seeds")
+	if got := SeedsDir(); got != want {
+		t.Fatalf("SeedsDir() = %s, want %s", got, want)
+	}
+	dir, end, err := UseScratch("seeds-dir-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer end(0)
+	if os.TempDir() != dir {
+		t.Fatalf("os.TempDir() = %s under UseScratch, want %s", os.TempDir(), dir)
+	}
+	if got := SeedsDir(); got != want {
+		t.Fatalf("SeedsDir() under UseScratch = %s, want %s", got, want)
 	}
 }
