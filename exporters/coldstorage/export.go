@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"kof.dev/kof/exporters/bucket"
@@ -295,13 +296,8 @@ func (e *Exporter) exportOne(ctx context.Context, s Source, h window.Hour, p Par
 func (e *Exporter) tryFolder(ctx context.Context, s Source, h window.Hour, p Partition) (outcome, error) {
 	folder := Folder(e.cfg.Prefix, p.Tenant, p.Cluster, h, s)
 	successKey := folder + SuccessName
-	if _, ok, err := e.bucket.Stat(ctx, successKey); err != nil {
-		return skipped, errBucket{err}
-	} else if ok {
-		e.log.Debug(msgSkipped, "key", successKey)
-		return skipped, nil
-	}
-	layout, files := layoutOf(s)
+	// One listing of the folder says both whether it is published and which data files are complete (one request
+	// per folder instead of a HEAD of the marker and then the listing).
 	list, err := e.bucket.List(ctx, folder)
 	if err != nil {
 		return skipped, errBucket{err}
@@ -310,6 +306,11 @@ func (e *Exporter) tryFolder(ctx context.Context, s Source, h window.Hour, p Par
 	for _, o := range list {
 		found[o.Key] = o
 	}
+	if _, ok := found[successKey]; ok {
+		e.log.Debug(msgSkipped, "key", successKey)
+		return skipped, nil
+	}
+	layout, files := layoutOf(s)
 	objs := make([]bucket.Object, len(files))
 	var missing []int
 	for i, f := range files {
@@ -384,7 +385,7 @@ func totalBytes(files []MarkerFile) int64 {
 }
 
 // writeMissing streams the source into the files of the folder that are missing (indexes missing of files), each
-// an Upload, and completes them in order, each only if absent. It fills objs and sums of the files it completed and
+// an Upload, and completes them at once, each only if absent. It fills objs and sums of the files it completed and
 // returns the rows read (0: nothing was written) and what the reader wrote. A file another run completed first is
 // errRace (this run's uploads are then aborted).
 func (e *Exporter) writeMissing(ctx context.Context, s Source, h window.Hour, p Partition, folder string, files []dataFile,
@@ -421,18 +422,32 @@ func (e *Exporter) writeMissing(ctx context.Context, s Source, h window.Hour, p 
 	if w.rows == 0 {
 		return 0, w, nil
 	}
+	// The files are completed at once, each only if absent: neither is published before `_SUCCESS`, and a run that
+	// stops between the two commits leaves one complete file, which the next run checks and keeps.
+	done := make([]bucket.Object, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
 	for _, i := range missing {
-		obj, err := ups[i].Commit(ctx, bucket.Condition{IfAbsent: true})
-		if errors.Is(err, bucket.ErrPrecondition) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done[i], errs[i] = ups[i].Commit(ctx, bucket.Condition{IfAbsent: true})
+		}()
+	}
+	wg.Wait()
+	for _, i := range missing {
+		if errors.Is(errs[i], bucket.ErrPrecondition) {
 			return 0, written{}, errRace
 		}
-		if err != nil {
-			return 0, written{}, errBucket{err}
+	}
+	for _, i := range missing {
+		if errs[i] != nil {
+			return 0, written{}, errBucket{errs[i]}
 		}
-		if obj.Size != w.sums[i].Bytes {
-			return 0, written{}, errBucket{fmt.Errorf("PUT %s: stored %d bytes, wrote %d", obj.Key, obj.Size, w.sums[i].Bytes)}
+		if done[i].Size != w.sums[i].Bytes {
+			return 0, written{}, errBucket{fmt.Errorf("PUT %s: stored %d bytes, wrote %d", done[i].Key, done[i].Size, w.sums[i].Bytes)}
 		}
-		objs[i], sums[i] = obj, w.sums[i]
+		objs[i], sums[i] = done[i], w.sums[i]
 	}
 	return w.rows, w, nil
 }
