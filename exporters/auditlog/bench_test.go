@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,12 +38,7 @@ func BenchmarkExportAudit(b *testing.B) {
 	ingestAudit(b, vl, h)
 	dir := b.TempDir()
 	keyFile, _ := testproc.SigningKey(b, dir, "bench.key")
-	bin := filepath.Join(dir, "audit-logs-exporter")
-	build := exec.Command("go", "build", "-o", bin, "kof.dev/kof/cmd/audit-logs-exporter")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testproc.Program(b, "./cmd/audit-logs-exporter", dir)
 	query := auditlog.Query(auditlog.DefaultTenantField, []string{"", evidence.TenantPlatform}, h)
 	logs := victoria.Logs{Endpoint: victoria.Endpoint{Base: vl.URL, HTTP: victoria.NewHTTPClient()}}
 	var rawTime, expTime time.Duration

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -51,12 +50,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 		b.Fatal(err)
 	}
 	user := testproc.ExporterUser(b, minio, testproc.ColdStorageGuide, "bench") // exactly the user guide's policy
-	bin := filepath.Join(b.TempDir(), "cold-storage-exporter")
-	build := exec.Command("go", "build", "-o", bin, "kof.dev/kof/cmd/cold-storage-exporter")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testproc.Program(b, "./cmd/cold-storage-exporter", "")
 	scratch := b.TempDir()
 	now := time.Now()
 	sizes := []struct {

@@ -24,6 +24,7 @@ import (
 	"kof.dev/kof/exporters/bucket"
 	"kof.dev/kof/exporters/coldstorage"
 	"kof.dev/kof/exporters/window"
+	"kof.dev/kof/internal/testproc"
 )
 
 const testBucket = "kof-cold"
@@ -406,12 +407,7 @@ func (s *stack) binary(t testing.TB) string {
 	if s.bin != "" {
 		return s.bin
 	}
-	bin := filepath.Join(s.dir, "cold-storage-exporter")
-	build := exec.Command("go", "build", "-o", bin, "kof.dev/kof/cmd/cold-storage-exporter")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testproc.Program(t, "./cmd/cold-storage-exporter", s.dir)
 	s.bin = bin
 	return bin
 }

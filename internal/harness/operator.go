@@ -3,28 +3,21 @@ package harness
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"kof.dev/kof/internal/proc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 )
 
 // OperatorPackage is the Go package of the kof-operator binary, relative to the module root.
 const OperatorPackage = "./cmd/kof-operator"
 
-// BuildOperator builds OperatorPackage of the module at root into dir with `go build` (cached by Go's build
-// cache) and returns the binary's path. The error carries the compiler's output.
+// BuildOperator builds OperatorPackage of the module at root into dir (proc.BuildProgram: linked once per machine
+// and change) and returns the binary's path. The error carries the compiler's output.
 func BuildOperator(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "kof-operator")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, OperatorPackage)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w\n%s", OperatorPackage, err, out)
-	}
-	return bin, nil
+	return proc.BuildProgram(ctx, root, OperatorPackage, dir)
 }
 
 // OperatorCommand returns the environment (`NAME=value`) and arguments of the kof-operator container of dep, the

@@ -1,6 +1,7 @@
 package testproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -255,4 +256,24 @@ func startServerT(t testing.TB, spec Spec) *Server {
 	}
 	t.Cleanup(func() { _ = s.Stop() })
 	return s
+}
+
+// Program builds the main package pkg of KOF's module (a path relative to the module root, such as
+// "./cmd/cold-storage-exporter") into dir, or a temporary folder of t when dir is "", with proc.BuildProgram
+// (linked once per machine and change) and returns the binary's path. It fails t when the module root is not found
+// or the build fails.
+func Program(t testing.TB, pkg, dir string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	bin, err := proc.BuildProgram(context.Background(), root, pkg, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }

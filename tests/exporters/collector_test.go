@@ -98,11 +98,9 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 		t.Fatalf("export of %s: exported %d, failed %v; want %d windows\n%s", h, res.Exported, res.Failed, len(clusters), logs.String())
 	}
 
-	kof := filepath.Join(bins, "kof")
-	build := exec.Command("go", "build", "-o", kof, "./tools/kof")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./tools/kof: %v\n%s", err, out)
+	kof, err := proc.BuildProgram(ctx, root, "./tools/kof", bins)
+	if err != nil {
+		t.Fatal(err)
 	}
 	verify := exec.Command(kof, "audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "kof-audit-trail")
 	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+user.AccessKey, "S3_SECRET_KEY="+user.SecretKey)

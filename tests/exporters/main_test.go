@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,17 +67,14 @@ func run(m *testing.M) (code int) {
 	return code
 }
 
-// buildBinary builds cmd/<name> into the package's work folder and returns its path.
+// buildBinary builds cmd/<name> into the package's work folder (proc.BuildProgram) and returns its path.
 func buildBinary(t *testing.T, name string) string {
 	t.Helper()
-	out := filepath.Join(bins, name)
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", name, err, b)
+	bin, err := proc.BuildProgram(context.Background(), root, "./cmd/"+name, bins)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return bin
 }
 
 // helm returns the Helm SDK installer of the control plane.

@@ -9,12 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/errgroup"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -155,16 +155,13 @@ func (e *env) create(ctx context.Context, path string) error {
 	return nil
 }
 
-// build builds kof and kof-ui into the work folder with one go build (the two link at once).
+// build builds kof and kof-ui into the work folder (proc.BuildProgram: each linked once per machine and change), the
+// two at once.
 func (e *env) build(ctx context.Context) error {
-	e.kof, e.kofUI = filepath.Join(e.work, "kof"), filepath.Join(e.work, "kof-ui")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", e.work+string(filepath.Separator), "./tools/kof",
-		"./cmd/kof-ui")
-	cmd.Dir = e.root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./tools/kof ./cmd/kof-ui: %w\n%s", err, out)
-	}
-	return nil
+	var g errgroup.Group
+	g.Go(func() (err error) { e.kof, err = proc.BuildProgram(ctx, e.root, "./tools/kof", e.work); return err })
+	g.Go(func() (err error) { e.kofUI, err = proc.BuildProgram(ctx, e.root, "./cmd/kof-ui", e.work); return err })
+	return g.Wait()
 }
 
 func teardown(e *env) error {

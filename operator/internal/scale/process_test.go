@@ -2,6 +2,7 @@ package scale
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -159,19 +160,14 @@ func chartOperatorDeployment(dir string) (*appsv1.Deployment, error) {
 	return nil, fmt.Errorf("%s: no kof-operator Deployment in the defaults.yaml scenario of kof-mothership.index", dir)
 }
 
-// counted builds countedPackage once (Go's build cache makes a rebuild quick) into binDir and returns its path.
+// counted builds countedPackage once into binDir (proc.BuildProgram: linked once per machine and change) and
+// returns its path.
 var counted = sync.OnceValues(func() (string, error) {
 	root, err := testenv.RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(binDir, "kof-operator-counted")
-	cmd := exec.Command("go", "build", "-o", bin, countedPackage)
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build %s: %w\n%s", countedPackage, err, out)
-	}
-	return bin, nil
+	return proc.BuildProgram(context.Background(), root, countedPackage, binDir)
 })
 
 // processCounts are the API requests the operator process reported by class (package counted).

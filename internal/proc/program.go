@@ -1,0 +1,101 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// EnvTestCache names the variable that moves the test cache of the machine (ci/test.sh keeps its test binaries
+// there too); the default is `kof-tests` in the user's cache folder.
+const EnvTestCache = "KOF_TEST_CACHE"
+
+// TestCacheDir returns the test cache folder of the machine: $KOF_TEST_CACHE, else `kof-tests` in the user's cache
+// folder (os.UserCacheDir), else in the system's temporary folder. Like SeedsDir it does not follow TMPDIR, which
+// the test processes point into scratch folders of their own.
+func TestCacheDir() string {
+	if dir := os.Getenv(EnvTestCache); dir != "" {
+		return dir
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "kof-tests")
+	}
+	return filepath.Join(os.TempDir(), "kof-tests")
+}
+
+// ProgramFlags are the `go build` flags of BuildProgram: -trimpath, as ci/test.sh builds the test binaries, so the
+// programs share their compiled packages and no build ID holds the checkout's path; -ldflags=-w, no DWARF (panics and
+// profiles use the symbol table, which stays; the link of tools/kof takes about 40% less CPU).
+var ProgramFlags = []string{"-trimpath", "-ldflags=-w"}
+
+// BuildProgram builds the main package pkg of the Go module at root (a path relative to root, such as "./tools/kof")
+// into dir and returns the binary's path there (dir/<last element of pkg>). The binary is built with `go build
+// ProgramFlags` into `programs/` of TestCacheDir, one file per package, and hard-linked into dir (copied when dir is
+// on another file system): `go build -o` relinks a binary only when its build ID no longer matches the package's
+// inputs, so a program is linked once per machine and change instead of once per test process (linking tools/kof
+// took about 14 s of CPU each time). An flock(2) lock per package serialises the build and the link into dir, so
+// no process sees a binary half-written, and a later build, which replaces the cached file, cannot change the one
+// in dir. Errors: a pkg that is not relative to root, a failed build (with go build's output), or file errors.
+func BuildProgram(ctx context.Context, root, pkg, dir string) (string, error) {
+	rel, ok := strings.CutPrefix(pkg, "./")
+	if !ok || rel == "" || path.Clean(rel) != rel || strings.HasPrefix(rel, "../") {
+		return "", fmt.Errorf("build program %q: want a package path relative to the module root, such as ./tools/kof", pkg)
+	}
+	cache := filepath.Join(TestCacheDir(), "programs")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", fmt.Errorf("create the program cache: %w", err)
+	}
+	name := strings.ReplaceAll(rel, "/", "_")
+	lock, err := os.OpenFile(filepath.Join(cache, name+".lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	if err != nil {
+		return "", fmt.Errorf("open the program cache lock: %w", err)
+	}
+	defer lock.Close()
+	if err := flock(lock, syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	cached := filepath.Join(cache, name)
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build"}, ProgramFlags...), "-o", cached, pkg)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	bin := filepath.Join(dir, path.Base(rel))
+	if err := os.Remove(bin); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("replace %s: %w", bin, err)
+	}
+	if err := os.Link(cached, bin); err == nil {
+		return bin, nil
+	}
+	if err := copyFile(cached, bin); err != nil {
+		return "", fmt.Errorf("copy %s to %s: %w", cached, bin, err)
+	}
+	return bin, nil
+}
+
+// copyFile copies the executable src to dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		return errors.Join(err, out.Close())
+	}
+	return out.Close()
+}
