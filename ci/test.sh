@@ -9,10 +9,10 @@
 #      GOTEST_P packages at a time (default 4: most of those tests wait on controllers and servers, so on two cores
 #      four packages keep the CPU busy where two leave it half idle), each binary run in its package's folder as
 #      `go test` runs it, with the same summary line per package (its whole output when it failed);
-#   3. as soon as every package but tests/e2e has finished (tests/e2e, the longest, then runs alone and leaves a core
-#      mostly idle), side by side with its end: every benchmark once at its smallest size (-short -benchtime 1x, the
-#      same binaries, one package after the other as `go test` runs benchmarks) and `helm lint --strict` of every
-#      chart.
+#   3. queued behind the test packages in the same pool: every benchmark once at its smallest size (-short
+#      -benchtime 1x, the same binaries; the gates are `make bench`'s) and `helm lint --strict` of every chart, so
+#      they fill the cores while the last packages and tests/e2e finish (run after them, they were a tail of about
+#      40 s with a core half idle).
 # Exit status: non-zero when any of them failed; the output of each part is printed whole.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -124,36 +124,31 @@ reap() {
   [ "$rc" -eq 0 ] || status=1
   unset "running[$done_pid]"
 }
-for p in "${rest[@]}"; do
+# job NAME CMD...: runs CMD in the background as job NAME (its output file under $run/out), at most $max at once.
+job() {
+  local name="$1"
+  shift
   while [ "${#running[@]}" -ge "$max" ]; do reap; done
-  run_pkg "$run/out/${p//\//_}" "$p" "$TIMEOUT" &
-  running[$!]="${p//\//_}"
+  "$@" &
+  running[$!]="$name"
+}
+for p in "${rest[@]}"; do
+  job "${p//\//_}" run_pkg "$run/out/${p//\//_}" "$p" "$TIMEOUT"
 done
-while [ "${#running[@]}" -gt 0 ]; do reap; done
-echo "[test] tests of every package but ${own_pkgs[*]}: $(( $(date +%s) - start )) s"
-
-# 3. Benchmarks once and the chart lint.
+# 3. Every benchmark once at its smallest size (-short -benchtime 1x, the same binaries) and `helm lint --strict` of
+# every chart, queued behind the test packages in the same pool, so they fill the cores while the last packages
+# and tests/e2e finish instead of forming a tail of their own after them.
 mapfile -t bench < <(git grep -l '^func Benchmark' -- '*_test.go' | xargs -n1 dirname | sort -u | sed 's|^|./|')
-mid=$(date +%s)
-(
-  rc=0
-  for p in "${bench[@]}"; do
-    name="bench${p//\//_}"
-    run_pkg "$run/out/$name" "$p" "$TIMEOUT" -test.short -test.run '^$' -test.bench . -test.benchtime 1x || rc=1
-    cat "$run/out/$name"
-  done
-  exit "$rc"
-) >"$run/bench" 2>&1 &
-bench_pid=$!
-( bash ci/lint-charts.sh >"$run/lint" 2>&1 ) &
-lint_pid=$!
+lint() { if bash ci/lint-charts.sh >"$run/out/lint" 2>&1; then return 0; else echo "[test] chart lint: FAILED" >>"$run/out/lint"; return 1; fi; }
+for p in "${bench[@]}"; do
+  job "bench${p//\//_}" run_pkg "$run/out/bench${p//\//_}" "$p" "$TIMEOUT" -test.short -test.run '^$' -test.bench . -test.benchtime 1x
+done
+job lint lint
+while [ "${#running[@]}" -gt 0 ]; do reap; done
+echo "[test] every package but ${own_pkgs[*]}, the benchmarks once and the chart lint: $(( $(date +%s) - start )) s"
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || status=1
   cat "$run/out/${own_pkgs[$i]//\//_}" 2>/dev/null || true
 done
-echo "[test] tests: $(( $(date +%s) - start )) s"
-wait "$bench_pid" || { status=1; echo "[test] benchmarks (once each, -short): FAILED" >>"$run/bench"; }
-wait "$lint_pid" || status=1
-cat "$run/bench" "$run/lint"
-echo "[test] benchmarks once and chart lint: $(( $(date +%s) - mid )) s; all: $(( $(date +%s) - start )) s"
+echo "[test] all: $(( $(date +%s) - start )) s"
 exit "$status"
