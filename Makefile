@@ -42,7 +42,7 @@ crds: ## Generate the third-party CRDs from their upstream Go types into bin/crd
 
 .PHONY: build
 build: ## Build the kof CLI and the kof-operator into bin/.
-	$(GO) build -trimpath -o $(BIN)/kof ./tools/kof
+	@GO=$(GO) bash ci/kof.sh
 	$(GO) build -trimpath -o $(BIN)/kof-operator ./cmd/kof-operator
 
 .PHONY: generate
@@ -68,7 +68,7 @@ lint-charts: ## helm lint --strict on every chart, with its defaults and each ci
 test: ## Run every test: unit, chart goldens, scenarios, envtest, a real node, end-to-end and browser (Go; chromium, containerd, runc and the CNI plugins from apt).
 	@bash ci/packages.sh bash ci/tools.sh --for test
 	@bash ci/crds.sh
-	GOGC=$(KOF_BUILD_GOGC) $(GO) build -trimpath -o $(BIN)/kof ./tools/kof
+	@GOGC=$(KOF_BUILD_GOGC) GO=$(GO) bash ci/kof.sh
 	GOGC=$(KOF_BUILD_GOGC) $(BIN)/kof images --compile-only --platforms linux/$$($(GO) env GOARCH)
 	@KOF_BUILD_GOGC=$(KOF_BUILD_GOGC) GO=$(GO) GOTEST_TIMEOUT=$(GOTEST_TIMEOUT) GOTEST_P=$(GOTEST_P) bash ci/test.sh
 
@@ -82,7 +82,7 @@ bench: ## Run the Go benchmarks and compare chartlib with bin/helm template on t
 demo: ## Install KOF on a local control plane and show what every cluster receives (SCENARIO=name; KEEP=1 keeps it running for kof doctor until Ctrl-C).
 	@bash ci/tools.sh --for demo
 	@bash ci/crds.sh
-	GOGC=$(KOF_BUILD_GOGC) $(GO) build -trimpath -o $(BIN)/kof ./tools/kof
+	@GOGC=$(KOF_BUILD_GOGC) GO=$(GO) bash ci/kof.sh
 	$(BIN)/kof demo --scenario $(SCENARIO) --out out/$(SCENARIO) $(if $(KEEP),--keep)
 
 .PHONY: support-bundle

@@ -43,5 +43,5 @@ args=(--version "$VERSION" --revision "$REVISION" --source "$SOURCE" --source-da
 [ -n "$REGISTRY" ] && args+=(--registry "$REGISTRY")
 [ "${PLAIN_HTTP:-}" = true ] && args+=(--plain-http)
 
-go build -trimpath -o bin/kof ./tools/kof
+bash ci/kof.sh
 exec bin/kof "$mode" "${args[@]}"
