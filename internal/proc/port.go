@@ -31,12 +31,13 @@ var (
 // range, where any outgoing connection of any process may take it as its local port before the program binds it
 // (`bind: address already in use`). LoopbackAddr picks ports outside that range instead (below it, or above it when
 // the range starts low), and makes the choice exclusive between the processes of one machine (the packages of a
-// `go test` run in parallel, a demo beside them) with an flock(2) lock on a file per port under
-// `<temp dir>/kof-ports`, held until this process exits; it then checks that the port can be bound. Errors: the
+// `go test` run in parallel, a demo beside them) with an flock(2) lock on a file per port under `kof-ports` of
+// MachineDir (not under TMPDIR, which each test process points into a scratch folder of its own: locks there would
+// exclude no other process), held until this process exits; it then checks that the port can be bound. Errors: the
 // lock folder cannot be created, or no free port was found in 500 tries.
 func LoopbackAddr() (string, error) {
 	lo, hi := reservablePorts()
-	return reserveLoopback(func() int { return lo + rand.IntN(hi-lo+1) }, filepath.Join(os.TempDir(), "kof-ports"))
+	return reserveLoopback(func() int { return lo + rand.IntN(hi-lo+1) }, filepath.Join(MachineDir(), "kof-ports"))
 }
 
 // reservablePorts returns the range LoopbackAddr draws from: 10000 up to the start of the ephemeral range, or the

@@ -26,16 +26,20 @@ import (
 // seedsFolder is the folder of the etcd seeds (StartEnvtest) in the user's cache folder (SeedsDir).
 const seedsFolder = "kof-etcd-seeds"
 
-// SeedsDir returns the folder that holds the etcd seeds of StartEnvtest: `kof-etcd-seeds` in the user's cache folder
-// (os.UserCacheDir: $XDG_CACHE_HOME, else ~/.cache), or in the system's temporary folder when there is no cache
-// folder. It does not follow TMPDIR: the test processes move TMPDIR into a scratch folder of their own (UseScratch),
-// removed when they end, and a seed there would be built again by every process instead of once per machine.
-func SeedsDir() string {
+// MachineDir returns the folder of what the processes of one machine share (the etcd seeds, the port locks): the
+// user's cache folder (os.UserCacheDir: $XDG_CACHE_HOME, else ~/.cache), or the system's temporary folder when there
+// is none. It does not follow TMPDIR: the test processes move TMPDIR into a scratch folder of their own
+// (UseScratch), removed when they end, so what lived there was private to one process.
+func MachineDir() string {
 	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, seedsFolder)
+		return dir
 	}
-	return filepath.Join(os.TempDir(), seedsFolder)
+	return os.TempDir()
 }
+
+// SeedsDir returns the folder that holds the etcd seeds of StartEnvtest: `kof-etcd-seeds` of MachineDir (under
+// TMPDIR, each test process built a seed of its own instead of one per machine).
+func SeedsDir() string { return filepath.Join(MachineDir(), seedsFolder) }
 
 // seedMaxAge is how long a seed nobody used is kept.
 const seedMaxAge = 7 * 24 * time.Hour

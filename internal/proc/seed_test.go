@@ -275,8 +275,8 @@ func TestWarmOpenAPIWaitsForEveryCRD(t *testing.T) {
 	}
 }
 
-// The seeds are a per-machine cache in the user's cache folder, whatever TMPDIR says (regression: they were under
-// TMPDIR, which UseScratch points into a folder removed at the end of each test process).
+// The seeds and the port locks are the machine's, in the user's cache folder, whatever TMPDIR says (regression: they
+// were under TMPDIR, which UseScratch points into a folder removed at the end of each test process).
 func TestSeedsDirIgnoresTMPDIR(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
@@ -294,5 +294,17 @@ func TestSeedsDirIgnoresTMPDIR(t *testing.T) {
 	}
 	if got := SeedsDir(); got != want {
 		t.Fatalf("SeedsDir() under UseScratch = %s, want %s", got, want)
+	}
+	// The port locks too: a lock under the scratch folder would exclude no other process.
+	addr, err := LoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	if _, err := os.Stat(filepath.Join(cache, "kof-ports", port)); err != nil {
+		t.Errorf("LoopbackAddr() = %s under UseScratch: no lock file in %s: %v", addr, filepath.Join(cache, "kof-ports"), err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kof-ports")); !os.IsNotExist(err) {
+		t.Errorf("LoopbackAddr() under UseScratch made %s (%v); want the locks in the machine's folder only", filepath.Join(dir, "kof-ports"), err)
 	}
 }
