@@ -94,13 +94,16 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 		return nil, err
 	}
 	logs := filepath.Join(opts.OutDir, LogsFolder)
-	work, err := proc.Scratch("demo") // a folder a killed demo left behind is removed here
+	// The work folder is the process's temporary folder while the demo runs (proc.UseScratch), so envtest's own
+	// folders land in it too; a folder a killed demo left behind, with everything in it, is removed here.
+	work, endScratch, err := proc.UseScratch("demo")
 	if work == "" {
 		return nil, fmt.Errorf("create work folder: %w", err)
 	}
 	s, err := StartSession(ctx, SessionOptions{Root: opts.Root, WorkDir: work, LogDir: logs, BinDir: opts.BinDir,
 		Progress: progress, KCM: true})
 	if err != nil {
+		endScratch(1)
 		return nil, err
 	}
 	res, runErr := runDemo(ctx, s, sc, opts, progress)
@@ -116,11 +119,12 @@ func Demo(ctx context.Context, opts DemoOptions) (*DemoResult, error) {
 	}
 	stopErr = errors.Join(stopErr, s.Close())
 	if runErr != nil || stopErr != nil {
+		endScratch(1)
 		return res, errors.Join(runErr, stopErr, fmt.Errorf("kept the work folder %s (kubeconfig) until the next "+
 			"run; the Flux and kof-operator logs are in %s", work, logs))
 	}
 	progress("stopped the kof-operator, KCM, the Flux controllers, kube-apiserver and etcd; their logs are in %s", logs)
-	_ = os.RemoveAll(work)
+	endScratch(0)
 	res.Elapsed = time.Since(start)
 	return res, nil
 }

@@ -113,12 +113,15 @@ func TestKilledDemoLeavesNoProcess(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
+	// The demo's temporary folder is one of its own: after its SIGKILL and the next run's sweep it must be empty
+	// (regression: envtest's serving-certificate folder was created beside the scratch folder and stayed).
+	tmp := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), helperDemoEnv+"="+dir, helperBinEnv+"="+bin)
+	cmd.Env = append(os.Environ(), helperDemoEnv+"="+dir, helperBinEnv+"="+bin, "TMPDIR="+tmp)
 	logPath := filepath.Join(dir, "helper.log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -173,7 +176,7 @@ func TestKilledDemoLeavesNoProcess(t *testing.T) {
 			t.Errorf("the running demo has no %s process (processes: %v)", want, names)
 		}
 	}
-	scratch, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("kof-scratch-%d-demo-*", cmd.Process.Pid)))
+	scratch, _ := filepath.Glob(filepath.Join(tmp, fmt.Sprintf("kof-scratch-%d-demo-*", cmd.Process.Pid)))
 	if len(scratch) != 1 {
 		t.Errorf("the demo's scratch folders: %v, want one", scratch)
 	}
@@ -198,12 +201,19 @@ func TestKilledDemoLeavesNoProcess(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if err := proc.Sweep(os.TempDir()); err != nil {
+	if err := proc.Sweep(tmp); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range scratch {
 		if _, err := os.Stat(s); !os.IsNotExist(err) {
 			t.Errorf("the killed demo's scratch folder %s is still there after the next run's sweep (%v)", s, err)
 		}
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("the killed demo left %s in its temporary folder %s, outside its scratch folder", e.Name(), tmp)
 	}
 }
