@@ -17,17 +17,13 @@ import (
 // there too); the default is `kof-tests` in the user's cache folder.
 const EnvTestCache = "KOF_TEST_CACHE"
 
-// TestCacheDir returns the test cache folder of the machine: $KOF_TEST_CACHE, else `kof-tests` in the user's cache
-// folder (os.UserCacheDir), else in the system's temporary folder. Like SeedsDir it does not follow TMPDIR, which
-// the test processes point into scratch folders of their own.
+// TestCacheDir returns the test cache folder of the machine: $KOF_TEST_CACHE, else `kof-tests` of MachineDir (which
+// does not follow TMPDIR, which the test processes point into scratch folders of their own).
 func TestCacheDir() string {
 	if dir := os.Getenv(EnvTestCache); dir != "" {
 		return dir
 	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "kof-tests")
-	}
-	return filepath.Join(os.TempDir(), "kof-tests")
+	return filepath.Join(MachineDir(), "kof-tests")
 }
 
 // ProgramFlags are the `go build` flags of BuildProgram: -trimpath, as ci/test.sh builds the test binaries, so the
@@ -77,20 +73,20 @@ func BuildProgram(ctx context.Context, root, pkg, dir string) (string, error) {
 	if err := os.Link(cached, bin); err == nil {
 		return bin, nil
 	}
-	if err := copyFile(cached, bin); err != nil {
+	if err := copyFile(cached, bin, 0o755); err != nil {
 		return "", fmt.Errorf("copy %s to %s: %w", cached, bin, err)
 	}
 	return bin, nil
 }
 
-// copyFile copies the executable src to dst.
-func copyFile(src, dst string) error {
+// copyFile copies src to dst, a new file with permission bits perm.
+func copyFile(src, dst string, perm os.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -379,18 +378,6 @@ func copyTree(src, dst string) error {
 		if !info.Mode().IsRegular() {
 			return fmt.Errorf("%s: not a regular file", p)
 		}
-		in, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer in.Close()
-		out, err := os.OpenFile(target, os.O_CREATE|os.O_EXCL|os.O_WRONLY, info.Mode().Perm())
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, in); err != nil {
-			return errors.Join(err, out.Close())
-		}
-		return out.Close()
+		return copyFile(p, target, info.Mode().Perm())
 	})
 }

@@ -98,10 +98,7 @@ func TestAuditTrailThroughTheCollector(t *testing.T) {
 		t.Fatalf("export of %s: exported %d, failed %v; want %d windows\n%s", h, res.Exported, res.Failed, len(clusters), logs.String())
 	}
 
-	kof, err := proc.BuildProgram(ctx, root, "./tools/kof", bins)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kof := testproc.Program(t, "./tools/kof", bins)
 	verify := exec.Command(kof, "audit", "verify", "--s3-endpoint", minio.URL, "--bucket", "kof-audit-trail")
 	verify.Env = append(os.Environ(), "S3_ACCESS_KEY="+user.AccessKey, "S3_SECRET_KEY="+user.SecretKey)
 	out, err := verify.CombinedOutput()

@@ -16,6 +16,7 @@ import (
 
 	"kof.dev/kof/internal/harness"
 	"kof.dev/kof/internal/proc"
+	"kof.dev/kof/internal/testproc"
 )
 
 // namespace is the release namespace of the user guide (`helm upgrade -i -n kof`).
@@ -67,14 +68,10 @@ func run(m *testing.M) (code int) {
 	return code
 }
 
-// buildBinary builds cmd/<name> into the package's work folder (proc.BuildProgram) and returns its path.
+// buildBinary builds cmd/<name> into the package's work folder (testproc.Program) and returns its path.
 func buildBinary(t *testing.T, name string) string {
 	t.Helper()
-	bin, err := proc.BuildProgram(context.Background(), root, "./cmd/"+name, bins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return testproc.Program(t, "./cmd/"+name, bins)
 }
 
 // helm returns the Helm SDK installer of the control plane.
