@@ -101,9 +101,9 @@ func currentRelease(t *testing.T) (*release.Manifest, string) {
 }
 
 // makeRelease runs `make release` in root (this tree or a worktree of an earlier commit) to registry with
-// version, writing to out, for platforms ("" = the Makefile's default, every platform). The error quotes make's
-// output.
-func makeRelease(root, registry, version, out, platforms string) error {
+// version, writing to out, for platforms ("" = the Makefile's default, every platform), with env (`NAME=value`)
+// added to this process's environment. The error quotes make's output.
+func makeRelease(root, registry, version, out, platforms string, env ...string) error {
 	args := []string{"--no-print-directory", "release", "REGISTRY=" + registry, "VERSION=" + version,
 		"PLAIN_HTTP=true", "OUT=" + out}
 	if platforms != "" {
@@ -111,6 +111,7 @@ func makeRelease(root, registry, version, out, platforms string) error {
 	}
 	cmd := exec.Command("make", args...)
 	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("make %s in %s: %w\n%s", strings.Join(args[1:], " "), root, err, b)
 	}
