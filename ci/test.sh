@@ -102,6 +102,11 @@ run_pkg() {
 # 2. Tests. tests/e2e is the one package that publishes releases for every release platform: `make test` compiled
 # the in-cluster programs for this machine's platform only (what tests/node builds images of), and the other
 # platforms compile here, beside the other packages' tests (which mostly wait on servers), before tests/e2e starts.
+# The garbage collector's target of the test processes and of what they start with this environment (envtest's
+# kube-apiserver and etcd, the test servers, kubelet and containerd): with Go's default, kube-apiserver, most of a
+# run's CPU, spends much of it collecting. docs/design.md has the figures (GOGC=200: 553 s and 1,209 busy CPU-s
+# instead of 648 s and 1,332, about 15 GiB of memory in use at the peak; 300 needed about 19 GiB).
+export GOGC="${KOF_TEST_GOGC:-200}"
 status=0
 pids=()
 for e in "${own[@]}"; do
