@@ -65,7 +65,7 @@ lint-charts: ## helm lint --strict on every chart, with its defaults and each ci
 	@bash ci/lint-charts.sh
 
 .PHONY: test
-test: ## Run every test: unit, chart goldens, scenarios, envtest, a real node, end-to-end and browser (Go; chromium, containerd, runc and the CNI plugins from apt).
+test: ## Run every test: unit, chart goldens, scenarios, envtest, a real node, end-to-end and browser, and every benchmark once (Go; chromium, containerd, runc and the CNI plugins from apt).
 	@bash ci/packages.sh bash ci/tools.sh --for test
 	@bash ci/crds.sh
 	@GOGC=$(KOF_BUILD_GOGC) GO=$(GO) bash ci/kof.sh
