@@ -36,8 +36,8 @@ func addRenderFleet(cmd *cobra.Command, s streams) {
 		"per-cluster ConfigMaps and credential Secrets (computed offline, or read from --management-objects), and " +
 		"every MultiClusterService service instantiated for every matching ClusterDeployment of the --clusters files " +
 		"(layer 2, Sveltos' evaluation), rendered when it is a KOF chart. Writes <out>/<cluster>/<service>/" +
-		"manifest.yaml (a KOF chart's objects), values.yaml and chart.yaml (the chart reference; for a third-party " +
-		"service the only file) (with --out), validates every object, runs the generic checks on every cluster " +
+		"manifest.yaml (a KOF chart's objects), values.yaml and chart.yaml (the chart reference, the only record of a " +
+		"third-party service's chart) (with --out), validates every object, runs the generic checks on every cluster " +
 		"(one-owner, installable, waits, upgrades, secrets) and prints a summary table, then each cluster's " +
 		"problems and check findings with the object and the fix, then the warnings (`warning: ` lines: a " +
 		"mistyped KOF key, a role KOF ignores). Exit code 1 on any problem, and with --strict on any warning."
