@@ -125,8 +125,8 @@ func worktree(t *testing.T, commit string) string {
 // publish runs `make release` in root (a worktree of an earlier commit) to registry for releasePlatforms and
 // returns the manifest. The worktree is a new folder each run, and earlier commits build their bin/kof (the tool
 // that builds the images, not a released artifact) without -trimpath, so the compiled packages would name the
-// folder and none would come from the build cache (the build took 36 s, 23.6 s with it); GOFLAGS=-trimpath makes them the
-// packages this tree's builds and the last run compiled. The images' builds set their own flags and clear
+// folder and none would come from the build cache (the build took 36 s, 23.6 s with it); GOFLAGS=-trimpath makes
+// them the packages this tree's builds and the last run compiled. The images' builds set their own flags and clear
 // GOFLAGS (release/image), so the released bytes do not change.
 func publish(t *testing.T, root, registry, version string) *release.Manifest {
 	t.Helper()
