@@ -56,8 +56,8 @@ func BindFlags(fs *flag.FlagSet) *Flags {
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", "address the health probes bind to")
 	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "elect one active replica")
 	fs.IntVar(&f.Workers, "workers", manager.DefaultWorkers, "concurrent reconciles per controller")
-	fs.Float64Var(&f.QPS, "kube-api-qps", manager.DefaultQPS, "requests per second to the API server")
-	fs.IntVar(&f.Burst, "kube-api-burst", manager.DefaultBurst, "request burst to the API server")
+	fs.Float64Var(&f.QPS, "kube-api-qps", manager.DefaultQPS, "requests per second to the API server, per resource kind")
+	fs.IntVar(&f.Burst, "kube-api-burst", manager.DefaultBurst, "request burst to the API server, per resource kind")
 	fs.IntVar(&f.GCPercent, "gc-percent", manager.DefaultGCPercent,
 		"garbage collector target heap growth in percent; 0 keeps the Go runtime's (GOGC)")
 	f.Zap.BindFlags(fs)

@@ -8,18 +8,19 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// The operator's API client gets the configured limits (client-go's defaults would throttle a large fleet), and a
-// bad limit is an error naming the flag and the chart value, the input left unchanged.
+// The operator's API client gets the configured limits (client-go's defaults would throttle a large fleet, and so
+// did 50/100 per kind) and uncompressed responses, and a bad limit is an error naming the flag and the chart value, the input left unchanged.
 func TestWithClientLimits(t *testing.T) {
 	in := &rest.Config{Host: "https://api.example", QPS: 5, Burst: 10}
 	out, err := WithClientLimits(in, DefaultQPS, DefaultBurst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.QPS != 50 || out.Burst != 100 || out.Host != in.Host {
-		t.Errorf("limits qps %g burst %d host %q, want 50, 100, %q", out.QPS, out.Burst, out.Host, in.Host)
+	if out.QPS != 200 || out.Burst != 400 || out.Host != in.Host || !out.DisableCompression {
+		t.Errorf("limits qps %g burst %d host %q compression off %t, want 200, 400, %q, true", out.QPS, out.Burst,
+			out.Host, out.DisableCompression, in.Host)
 	}
-	if in.QPS != 5 || in.Burst != 10 {
+	if in.QPS != 5 || in.Burst != 10 || in.DisableCompression {
 		t.Errorf("the input was changed: qps %g burst %d", in.QPS, in.Burst)
 	}
 	for _, tt := range []struct {

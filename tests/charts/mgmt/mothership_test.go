@@ -172,7 +172,7 @@ func checkMothershipDefaults(t *testing.T, res *render.Result) {
 	}
 	manager := containers(t, dep)[0]
 	if diff := cmp.Diff([]any{"--leader-elect=true", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081",
-		"--workers=4", "--kube-api-qps=50", "--kube-api-burst=100", "--gc-percent=35"}, manager["args"]); diff != "" {
+		"--workers=4", "--kube-api-qps=200", "--kube-api-burst=400", "--gc-percent=35"}, manager["args"]); diff != "" {
 		t.Errorf("kof-operator args (-want +got):\n%s", diff)
 	}
 	if got := manager["image"]; got != "ghcr.io/k0rdent/kof/kof-operator:2.0.0" {
