@@ -7,6 +7,9 @@ package ownership
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"reflect"
 
@@ -150,6 +153,18 @@ func withKeys(p, item any, keys value.FieldList) any {
 // Same reports whether two JSON values are equal once nil values, empty maps and empty lists are dropped
 // (server-side apply keeps no trace of an empty map or list it was sent).
 func Same(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
+
+// Digest returns a short digest of the JSON value v (base64url of the first 16 bytes of the SHA-256 of its JSON
+// encoding once normalized as Same normalizes): two values Same reports equal have the same digest. It returns ""
+// when v cannot be encoded as JSON.
+func Digest(v any) string {
+	b, err := json.Marshal(normalize(v)) // map keys are sorted, so equal values give equal bytes
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
 
 // normalize returns v without nil values, empty maps and empty lists, at any depth (nil when nothing is left).
 func normalize(v any) any {

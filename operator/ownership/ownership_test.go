@@ -103,6 +103,10 @@ func TestSame(t *testing.T) {
 		if got := Same(tt.a, tt.b); got != tt.want {
 			t.Errorf("%s: Same = %v, want %v", tt.name, got, tt.want)
 		}
+		// Digest agrees with Same: the cache compares digests where Same would compare values.
+		if da, db := Digest(tt.a), Digest(tt.b); (da == db) != tt.want || len(da) != 22 {
+			t.Errorf("%s: Digest %q and %q, want equal = %v (22 characters each)", tt.name, da, db, tt.want)
+		}
 	}
 }
 

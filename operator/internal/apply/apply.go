@@ -132,18 +132,46 @@ func toUnstructured(obj client.Object) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// unchanged reports whether the fields FieldManager owns in current equal the fields of want (ownership.Owned,
-// ownership.Same).
-func unchanged(current client.Object, want *unstructured.Unstructured) (bool, error) {
-	cur, err := toUnstructured(current)
-	if err != nil {
-		return false, err
+// DigestAnnotation is where the operator's informer cache keeps, on each object it holds, the digest of the fields
+// FieldManager owns in it (OwnedDigest), in place of the object's managedFields (operator/internal/cacheconfig).
+// The annotation exists only in the cache: every write of the operator is a server-side apply of a desired object
+// or a merge patch of a change, neither of which sends it.
+const DigestAnnotation = "kof.k0rdent.mirantis.com/cached-owned-digest"
+
+// OwnedDigest returns the ownership.Digest of the fields FieldManager owns by server-side apply in obj (read from
+// its managedFields, as Apply compares them), and false when FieldManager has applied nothing to obj or its
+// managedFields entry cannot be read.
+func OwnedDigest(obj client.Object) (string, bool) {
+	owned, err := ownedFields(obj)
+	if err != nil || owned == nil {
+		return "", false
 	}
-	owned, err := ownership.Owned(cur.Object, current.GetManagedFields(), FieldManager)
+	d := ownership.Digest(owned)
+	return d, d != ""
+}
+
+// unchanged reports whether the fields FieldManager owns in current equal the fields of want: by the digest the
+// cache recorded (DigestAnnotation, on an object the cache stripped of managedFields; an object read from the API
+// server always has them), else from current's managedFields (ownership.Owned, ownership.Same).
+func unchanged(current client.Object, want *unstructured.Unstructured) (bool, error) {
+	if d, ok := current.GetAnnotations()[DigestAnnotation]; ok && len(current.GetManagedFields()) == 0 {
+		return d != "" && d == ownership.Digest(appliedFields(want.Object)), nil
+	}
+	owned, err := ownedFields(current)
 	if err != nil || owned == nil {
 		return false, err
 	}
 	return ownership.Same(owned, appliedFields(want.Object)), nil
+}
+
+// ownedFields returns the part of obj FieldManager owns by server-side apply (ownership.Owned of obj without
+// status and server-set metadata), nil when it owns nothing.
+func ownedFields(obj client.Object) (map[string]any, error) {
+	cur, err := toUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return ownership.Owned(cur.Object, obj.GetManagedFields(), FieldManager)
 }
 
 // appliedFields returns obj without the fields server-side apply never records as owned: apiVersion, kind,

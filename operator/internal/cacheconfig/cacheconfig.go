@@ -4,6 +4,9 @@
 package cacheconfig
 
 import (
+	"maps"
+	"strings"
+
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,20 +16,26 @@ import (
 
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/apply"
+	"kof.dev/kof/operator/names"
 	"kof.dev/kof/operator/vmapi"
 )
 
 // Options limits the informer cache: Secrets, VMUsers and MultiClusterServices to those the operator labelled
 // (objects of earlier releases are read directly from the API server), and, when KOF_WATCH_NAMESPACES is set, every
 // namespaced kind to config.WatchScope (those namespaces plus the release and KCM namespaces). Of the managedFields
-// the cache keeps only the operator's own entries (KeepOwnManagedFields): operator/internal/apply compares against
-// what the operator owns and reads nothing else of them.
+// the cache keeps only the digest of what the operator owns (KeepOwnedDigest): operator/internal/apply compares
+// against it and reads nothing else of them. Of VMUsers, MultiClusterServices and child ConfigMaps, which the
+// operator only applies, lists and deletes, it keeps the metadata alone (MetadataAndDigest, ConfigMaps).
 func Options(cfg config.Config) cache.Options {
-	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})}
-	opts := cache.Options{DefaultTransform: KeepOwnManagedFields, ByObject: map[client.Object]cache.ByObject{
+	sel := labels.SelectorFromSet(labels.Set{kofv1.ManagedByLabel: kofv1.ManagedBy})
+	ours := cache.ByObject{Label: sel}
+	applied := cache.ByObject{Label: sel, Transform: MetadataAndDigest}
+	opts := cache.Options{DefaultTransform: KeepOwnedDigest, ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}:             ours,
-		&vmapi.VMUser{}:              ours,
-		&kcmv1.MultiClusterService{}: ours,
+		&corev1.ConfigMap{}:          {Transform: ConfigMaps},
+		&vmapi.VMUser{}:              applied,
+		&kcmv1.MultiClusterService{}: applied,
 	}}
 	if scope := cfg.WatchScope(); scope != nil {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -37,26 +46,84 @@ func Options(cfg config.Config) cache.Options {
 	return opts
 }
 
-// KeepOwnManagedFields is the cache's transform: it drops every managedFields entry of obj but those of the
-// operator's field manager (kofv1.FieldManager), which is all the operator reads of them; the entries of KCM, Helm
-// or users are often larger than the object. It returns obj, or a non-object input unchanged.
-func KeepOwnManagedFields(in any) (any, error) {
-	obj, ok := in.(metav1.Object)
+// KeepOwnedDigest is the cache's transform: it replaces the managedFields of obj by the digest of the fields the
+// operator owns in it (apply.OwnedDigest), kept in the annotation apply.DigestAnnotation, which is all the operator
+// reads of them; the entries of KCM, Helm or users are often larger than the object. An object the operator has
+// applied nothing to loses its managedFields and any such annotation. When the operator's entry cannot be read, the
+// object keeps that entry alone and apply reads it. It returns obj, or a non-object input unchanged.
+func KeepOwnedDigest(in any) (any, error) {
+	obj, ok := in.(client.Object)
 	if !ok {
 		return in, nil
 	}
-	mf := obj.GetManagedFields()
-	kept := mf[:0:0]
-	for _, e := range mf {
-		if e.Manager == kofv1.FieldManager {
-			kept = append(kept, e)
+	d, digested := apply.OwnedDigest(obj)
+	ann := obj.GetAnnotations()
+	switch {
+	case digested:
+		out := make(map[string]string, len(ann)+1)
+		maps.Copy(out, ann)
+		out[apply.DigestAnnotation] = d
+		obj.SetAnnotations(out)
+		obj.SetManagedFields(nil)
+		return in, nil
+	case hasKey(ann, apply.DigestAnnotation):
+		out := maps.Clone(ann)
+		delete(out, apply.DigestAnnotation)
+		obj.SetAnnotations(out)
+	}
+	var own []metav1.ManagedFieldsEntry
+	for _, e := range obj.GetManagedFields() {
+		if e.Manager == kofv1.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			own = append(own, e)
 		}
 	}
-	if len(kept) != len(mf) {
-		if len(kept) == 0 {
-			kept = nil
-		}
-		obj.SetManagedFields(kept)
+	obj.SetManagedFields(own)
+	return in, nil
+}
+
+// hasKey reports whether m has key k.
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// ConfigMaps is the cache's transform of ConfigMaps: KeepOwnedDigest, and of a child ConfigMap (isChildConfigMap)
+// the data dropped too, since the operator only applies it and finds its children by its labels and owner; every
+// other ConfigMap (regional, rules, promxy's) keeps its data. It returns obj, or a non-object input unchanged.
+func ConfigMaps(in any) (any, error) {
+	if _, err := KeepOwnedDigest(in); err != nil {
+		return in, err
+	}
+	if cm, ok := in.(*corev1.ConfigMap); ok && isChildConfigMap(cm) {
+		cm.Data, cm.BinaryData = nil, nil
+	}
+	return in, nil
+}
+
+// isChildConfigMap reports whether cm is a child ConfigMap the operator applied (outputs.Child.ConfigMap): named
+// with names.ChildConfigMapPrefix, labelled managed by KOF with the regional's name, no cluster role, controlled by
+// a ClusterDeployment, and the operator's digest recorded (KeepOwnedDigest).
+func isChildConfigMap(cm *corev1.ConfigMap) bool {
+	ref := metav1.GetControllerOf(cm)
+	_, digested := cm.Annotations[apply.DigestAnnotation]
+	_, role := cm.Labels[kofv1.ClusterRoleLabel]
+	return digested && !role && ref != nil && ref.Kind == kcmv1.ClusterDeploymentKind &&
+		strings.HasPrefix(cm.Name, names.ChildConfigMapPrefix) && cm.Labels[kofv1.ManagedByLabel] == kofv1.ManagedBy &&
+		cm.Labels[kofv1.RegionalClusterNameLabel] != ""
+}
+
+// MetadataAndDigest is the cache's transform of the kinds the operator only applies, lists and deletes (VMUsers,
+// MultiClusterServices): KeepOwnedDigest, then everything but the object's kind and metadata dropped (a
+// MultiClusterService's status lists every cluster it matched). It returns obj, or a non-object input unchanged.
+func MetadataAndDigest(in any) (any, error) {
+	if _, err := KeepOwnedDigest(in); err != nil {
+		return in, err
+	}
+	switch o := in.(type) {
+	case *vmapi.VMUser:
+		o.Spec = vmapi.VMUserSpec{}
+	case *kcmv1.MultiClusterService:
+		o.Spec, o.Status = kcmv1.MultiClusterServiceSpec{}, kcmv1.MultiClusterServiceStatus{}
 	}
 	return in, nil
 }
