@@ -165,13 +165,17 @@ func unchanged(current client.Object, want *unstructured.Unstructured) (bool, er
 }
 
 // ownedFields returns the part of obj FieldManager owns by server-side apply (ownership.Owned of obj without
-// status and server-set metadata), nil when it owns nothing.
+// status and server-set metadata), nil when it owns nothing. obj's managedFields are taken out while it is
+// converted (they are read, not projected) and put back, so obj must not be read by another goroutine meanwhile.
 func ownedFields(obj client.Object) (map[string]any, error) {
+	mf := obj.GetManagedFields()
+	obj.SetManagedFields(nil)
 	cur, err := toUnstructured(obj)
+	obj.SetManagedFields(mf)
 	if err != nil {
 		return nil, err
 	}
-	return ownership.Owned(cur.Object, obj.GetManagedFields(), FieldManager)
+	return ownership.Owned(cur.Object, mf, FieldManager)
 }
 
 // appliedFields returns obj without the fields server-side apply never records as owned: apiVersion, kind,
