@@ -146,8 +146,7 @@ func (r *Reconciler) Phases(s *state) []phase.Phase[*state] {
 	return []phase.Phase[*state]{
 		{Name: "other-role", FailReason: apply, Run: r.removeOtherRole},
 		{Name: "binding", FailReason: apply, Run: r.bind},
-		{Name: "child-configmap", FailReason: apply, Run: r.childConfigMap},
-		{Name: "bundle", FailReason: apply, Run: r.bundle},
+		{Name: "child-objects", FailReason: apply, Run: r.childObjects},
 		{Name: "legacy-bundle", FailReason: apply, Run: r.removeLegacy},
 	}
 }
