@@ -48,14 +48,14 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 	ownership.Prune(want.Object)
 
 	key := gvk.Kind + "/" + client.ObjectKeyFromObject(desired).String()
-	hash, hashed := hashOf(appliedFields(want.Object))
+	digest := ownership.Digest(appliedFields(want.Object))
 	current, ok := reflectNew(desired)
 	err = a.Reader.Get(ctx, client.ObjectKeyFromObject(desired), current)
 	switch {
-	case hashed && err == nil && a.Written.fresh(key, hash, current):
+	case digest != "" && err == nil && a.Written.fresh(key, digest, current):
 		return false, nil
 	case err == nil && ok:
-		same, cerr := unchanged(current, want)
+		same, cerr := unchanged(current, want, digest)
 		if cerr != nil {
 			return false, cerr
 		}
@@ -69,8 +69,8 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return false, fmt.Errorf("apply %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(desired), err)
 	}
-	if hashed {
-		a.Written.record(key, hash, want.GetResourceVersion())
+	if digest != "" {
+		a.Written.record(key, digest, want.GetResourceVersion())
 	}
 	return true, nil
 }
@@ -150,12 +150,13 @@ func OwnedDigest(obj client.Object) (string, bool) {
 	return d, d != ""
 }
 
-// unchanged reports whether the fields FieldManager owns in current equal the fields of want: by the digest the
-// cache recorded (DigestAnnotation, on an object the cache stripped of managedFields; an object read from the API
-// server always has them), else from current's managedFields (ownership.Owned, ownership.Same).
-func unchanged(current client.Object, want *unstructured.Unstructured) (bool, error) {
+// unchanged reports whether the fields FieldManager owns in current equal the fields of want (whose
+// ownership.Digest is digest): by the digest the cache recorded (DigestAnnotation, on an object the cache stripped
+// of managedFields; an object read from the API server always has them), else from current's managedFields
+// (ownership.Owned, ownership.Same).
+func unchanged(current client.Object, want *unstructured.Unstructured, digest string) (bool, error) {
 	if d, ok := current.GetAnnotations()[DigestAnnotation]; ok && len(current.GetManagedFields()) == 0 {
-		return d != "" && d == ownership.Digest(appliedFields(want.Object)), nil
+		return d != "" && d == digest, nil
 	}
 	owned, err := ownedFields(current)
 	if err != nil || owned == nil {

@@ -59,7 +59,7 @@ func TestUnchangedByDigest(t *testing.T) {
 		}(), "2", false},
 		{"live, same", live, "1", true},
 	} {
-		got, err := unchanged(c.current, want(c.value))
+		got, err := unchanged(c.current, want(c.value), ownership.Digest(appliedFields(want(c.value).Object)))
 		if err != nil || got != c.same {
 			t.Errorf("%s: unchanged = %t, %v; want %t", c.name, got, err, c.same)
 		}

@@ -6,46 +6,51 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"kof.dev/kof/operator/ownership"
 )
 
 // TestWrittenSkipsOnlyWhileTheCacheLags checks that an apply is skipped only for the fields last applied and only
-// while the cached object is the written one or older.
+// while the cached object is older than the written one or the written one, and that the entry is dropped once the
+// cache holds the written version or a newer one, or the fields changed (the cache's digest decides from then on).
 func TestWrittenSkipsOnlyWhileTheCacheLags(t *testing.T) {
-	fields := map[string]any{"data": map[string]any{"k": "v"}}
-	hash, ok := hashOf(fields)
-	if !ok {
-		t.Fatal("fields do not hash")
-	}
-	other, _ := hashOf(map[string]any{"data": map[string]any{"k": "w"}})
+	digest := ownership.Digest(map[string]any{"data": map[string]any{"k": "v"}})
+	other := ownership.Digest(map[string]any{"data": map[string]any{"k": "w"}})
 	live := func(rv string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{ResourceVersion: rv}}
 	}
-	var w Written
-	w.record("ConfigMap/ns/a", hash, "10")
 	for _, c := range []struct {
-		name string
-		key  string
-		hash [32]byte
-		rv   string
-		want bool
+		name   string
+		key    string
+		digest string
+		rv     string
+		want   bool
+		kept   bool
 	}{
-		{"cache older, same fields", "ConfigMap/ns/a", hash, "9", true},
-		{"cache holds the written version", "ConfigMap/ns/a", hash, "10", true},
-		{"cache newer (someone else wrote)", "ConfigMap/ns/a", hash, "11", false},
-		{"other fields", "ConfigMap/ns/a", other, "9", false},
-		{"other object", "ConfigMap/ns/b", hash, "9", false},
-		{"unparsable version", "ConfigMap/ns/a", hash, "x", false},
+		{"cache older, same fields", "ConfigMap/ns/a", digest, "9", true, true},
+		{"cache holds the written version", "ConfigMap/ns/a", digest, "10", true, false},
+		{"cache newer (someone else wrote)", "ConfigMap/ns/a", digest, "11", false, false},
+		{"other fields", "ConfigMap/ns/a", other, "9", false, false},
+		{"other object", "ConfigMap/ns/b", digest, "9", false, true},
+		{"unparsable version", "ConfigMap/ns/a", digest, "x", false, false},
 	} {
-		if got := w.fresh(c.key, c.hash, live(c.rv)); got != c.want {
+		var w Written
+		w.record("ConfigMap/ns/a", digest, "10")
+		if got := w.fresh(c.key, c.digest, live(c.rv)); got != c.want {
 			t.Errorf("%s: fresh = %v, want %v", c.name, got, c.want)
+		}
+		if _, kept := w.m["ConfigMap/ns/a"]; kept != c.kept {
+			t.Errorf("%s: entry kept = %v, want %v", c.name, kept, c.kept)
 		}
 	}
 	var none *Written
-	if none.fresh("ConfigMap/ns/a", hash, live("9")) {
+	if none.fresh("ConfigMap/ns/a", digest, live("9")) {
 		t.Error("nil Written skips a write")
 	}
+	var w Written
+	w.record("ConfigMap/ns/a", digest, "10")
 	w.Forget("ConfigMap", client.ObjectKey{Namespace: "ns", Name: "a"})
-	if w.fresh("ConfigMap/ns/a", hash, live("9")) {
+	if w.fresh("ConfigMap/ns/a", digest, live("9")) {
 		t.Error("a forgotten object still skips a write")
 	}
 }

@@ -4,7 +4,6 @@
 package cacheconfig
 
 import (
-	"maps"
 	"strings"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
@@ -59,17 +58,16 @@ func KeepOwnedDigest(in any) (any, error) {
 	d, digested := apply.OwnedDigest(obj)
 	ann := obj.GetAnnotations()
 	switch {
-	case digested:
-		out := make(map[string]string, len(ann)+1)
-		maps.Copy(out, ann)
-		out[apply.DigestAnnotation] = d
-		obj.SetAnnotations(out)
+	case digested: // the object is the transform's alone (just decoded), so its map is changed in place
+		if ann == nil {
+			ann = make(map[string]string, 1)
+			obj.SetAnnotations(ann)
+		}
+		ann[apply.DigestAnnotation] = d
 		obj.SetManagedFields(nil)
 		return in, nil
 	case hasKey(ann, apply.DigestAnnotation):
-		out := maps.Clone(ann)
-		delete(out, apply.DigestAnnotation)
-		obj.SetAnnotations(out)
+		delete(ann, apply.DigestAnnotation)
 	}
 	var own []metav1.ManagedFieldsEntry
 	for _, e := range obj.GetManagedFields() {
