@@ -56,9 +56,8 @@ func KeepOwnedDigest(in any) (any, error) {
 		return in, nil
 	}
 	d, digested := apply.OwnedDigest(obj)
-	ann := obj.GetAnnotations()
-	switch {
-	case digested: // the object is the transform's alone (just decoded), so its map is changed in place
+	ann := obj.GetAnnotations() // the object is the transform's alone (just decoded): its map is changed in place
+	if digested {
 		if ann == nil {
 			ann = make(map[string]string, 1)
 			obj.SetAnnotations(ann)
@@ -66,9 +65,8 @@ func KeepOwnedDigest(in any) (any, error) {
 		ann[apply.DigestAnnotation] = d
 		obj.SetManagedFields(nil)
 		return in, nil
-	case hasKey(ann, apply.DigestAnnotation):
-		delete(ann, apply.DigestAnnotation)
 	}
+	delete(ann, apply.DigestAnnotation)
 	var own []metav1.ManagedFieldsEntry
 	for _, e := range obj.GetManagedFields() {
 		if e.Manager == kofv1.FieldManager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
@@ -77,12 +75,6 @@ func KeepOwnedDigest(in any) (any, error) {
 	}
 	obj.SetManagedFields(own)
 	return in, nil
-}
-
-// hasKey reports whether m has key k.
-func hasKey(m map[string]string, k string) bool {
-	_, ok := m[k]
-	return ok
 }
 
 // ConfigMaps is the cache's transform of ConfigMaps: KeepOwnedDigest, and of a child ConfigMap (isChildConfigMap)
