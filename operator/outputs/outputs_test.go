@@ -382,3 +382,49 @@ func TestKeepHTTPConfig(t *testing.T) {
 		t.Errorf("valid annotation: kof_http_config = %q, want the annotation's", got)
 	}
 }
+
+// The regional ConfigMap and storage connections carry their controllers' finalizers and the connection its
+// cluster from the first write, so neither controller patches a new object's metadata (a child ConfigMap has none:
+// nothing cleans up after it); KeepClusterRef keeps the cluster an existing connection was applied to.
+func TestRegionalObjectsCarryTheirFinalizers(t *testing.T) {
+	cfg := testConfig()
+	cm := ForRegional(cfg, regionalView("regional-1", domain("regional-1.kof.example.com")), nil).ConfigMap()
+	if d := cmp.Diff([]string{kofv1.RegionalConfigMapFinalizer}, cm.Finalizers); d != "" {
+		t.Errorf("regional ConfigMap finalizers (-want +got):\n%s", d)
+	}
+	if f := RegionlessConfigMap(cfg).Finalizers; len(f) != 1 || f[0] != kofv1.RegionalConfigMapFinalizer {
+		t.Errorf("regionless ConfigMap finalizers = %v, want the regional controller's", f)
+	}
+	in, _, err := ParseRegionalConfigMap(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := StorageConnections(cfg, in)
+	want := map[string]string{
+		names.StorageConnection(names.StorageTraces, "kcm-system", "regional-1"):    "VTCluster/kof/kof-traces",
+		names.StorageConnection(names.StorageLogs, "kcm-system", "regional-1"):      "VLCluster/kof/kof-logs",
+		names.StorageConnection(names.StorageAuditLogs, "kcm-system", "regional-1"): "VLCluster/kof/kof-logs-audit",
+	}
+	got := map[string]string{}
+	for _, c := range conns {
+		got[c.Name] = c.Annotations[kofv1.ClusterRefAnnotation]
+		if len(c.Finalizers) != 1 || c.Finalizers[0] != kofv1.VMStorageConnectionFinalizer {
+			t.Errorf("%s: finalizers %v, want %s", c.Name, c.Finalizers, kofv1.VMStorageConnectionFinalizer)
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("storage connections' %s (-want +got):\n%s", kofv1.ClusterRefAnnotation, d)
+	}
+
+	moved := conns[1].DeepCopy()
+	KeepClusterRef(moved, &kofv1.VMStorageConnection{ObjectMeta: metav1.ObjectMeta{
+		Annotations: map[string]string{kofv1.ClusterRefAnnotation: "VLCluster/kof/old-logs"}}})
+	if v := moved.Annotations[kofv1.ClusterRefAnnotation]; v != "VLCluster/kof/old-logs" {
+		t.Errorf("existing connection applied to VLCluster/kof/old-logs: annotation = %q, want it kept", v)
+	}
+	bare := conns[1].DeepCopy()
+	KeepClusterRef(bare, &kofv1.VMStorageConnection{})
+	if v, ok := bare.Annotations[kofv1.ClusterRefAnnotation]; ok {
+		t.Errorf("existing connection without the annotation: desired has %q, want none", v)
+	}
+}
