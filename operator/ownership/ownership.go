@@ -9,9 +9,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
+	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -154,16 +158,105 @@ func withKeys(p, item any, keys value.FieldList) any {
 // (server-side apply keeps no trace of an empty map or list it was sent).
 func Same(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
-// Digest returns a short digest of the JSON value v (base64url of the first 16 bytes of the SHA-256 of its JSON
-// encoding once normalized as Same normalizes): two values Same reports equal have the same digest. It returns ""
-// when v cannot be encoded as JSON.
+// Digest returns a short digest of the JSON value v (base64url of the first 16 bytes of the SHA-256 of a canonical
+// encoding of v once normalized as Same normalizes): two values Same reports equal have the same digest. The
+// encoding is written in one pass over v, without the normalized copy (map keys sorted; a number the same as JSON
+// would print it the same, so int64(1) and float64(1) agree; nil, empty maps and empty lists left out as Same leaves
+// them out). It returns "" when v holds a value JSON cannot encode.
 func Digest(v any) string {
-	b, err := json.Marshal(normalize(v)) // map keys are sorted, so equal values give equal bytes
-	if err != nil {
+	bp := digestBuffers.Get().(*[]byte)
+	b, ok := appendCanonical((*bp)[:0], v)
+	sum := sha256.Sum256(b)
+	*bp = b[:0]
+	digestBuffers.Put(bp)
+	if !ok {
 		return ""
 	}
-	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// digestBuffers holds the encoding buffers of Digest.
+var digestBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// empty reports whether normalize(v) is nil: v is nil, an empty list, or a map whose every value is empty.
+func empty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !empty(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		return len(x) == 0
+	}
+	return false
+}
+
+// appendCanonical appends the canonical encoding of normalize(v) to b (Digest): a tag byte per value, strings and
+// map keys length-prefixed, map entries by key. It returns false for a value JSON cannot encode.
+func appendCanonical(b []byte, v any) ([]byte, bool) {
+	if empty(v) {
+		return append(b, 'n'), true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		var small [16]string
+		keys := small[:0]
+		for k, e := range x {
+			if !empty(e) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		b = binary.AppendUvarint(append(b, 'm'), uint64(len(keys)))
+		ok := true
+		for _, k := range keys {
+			b = append(binary.AppendUvarint(b, uint64(len(k))), k...)
+			if b, ok = appendCanonical(b, x[k]); !ok {
+				return b, false
+			}
+		}
+		return b, true
+	case []any:
+		b = binary.AppendUvarint(append(b, 'l'), uint64(len(x)))
+		ok := true
+		for _, e := range x {
+			if b, ok = appendCanonical(b, e); !ok {
+				return b, false
+			}
+		}
+		return b, true
+	case string:
+		return append(binary.AppendUvarint(append(b, 's'), uint64(len(x))), x...), true
+	case bool:
+		if x {
+			return append(b, 't'), true
+		}
+		return append(b, 'f'), true
+	case int64:
+		return binary.AppendVarint(append(b, 'i'), x), true
+	case int:
+		return binary.AppendVarint(append(b, 'i'), int64(x)), true
+	case int32:
+		return binary.AppendVarint(append(b, 'i'), int64(x)), true
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return b, false // JSON has no such number
+		}
+		if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
+			return binary.AppendVarint(append(b, 'i'), int64(x)), true
+		}
+		return binary.BigEndian.AppendUint64(append(b, 'd'), math.Float64bits(x)), true
+	}
+	j, err := json.Marshal(normalize(v)) // any other type: its JSON
+	if err != nil {
+		return b, false
+	}
+	return append(binary.AppendUvarint(append(b, 'j'), uint64(len(j))), j...), true
 }
 
 // normalize returns v without nil values, empty maps and empty lists, at any depth (nil when nothing is left).

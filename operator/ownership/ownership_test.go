@@ -1,6 +1,7 @@
 package ownership
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -121,5 +122,32 @@ func TestPrune(t *testing.T) {
 		"data": map[string]any{"empty": ""}}
 	if d := cmp.Diff(want, obj); d != "" {
 		t.Errorf("Prune (-want +got):\n%s", d)
+	}
+}
+
+// Digest encodes in one pass what Same compares: maps by key whatever their order, numbers as JSON prints them, and
+// nothing for nil, empty maps and empty lists at any depth; a value JSON cannot encode has no digest.
+func TestDigest(t *testing.T) {
+	base := map[string]any{"b": []any{"x", int64(2), 2.5, true, nil}, "a": map[string]any{"c": "d"}}
+	tests := []struct {
+		name string
+		v    any
+		same bool
+	}{
+		{"another key order and empties", map[string]any{"a": map[string]any{"c": "d", "e": map[string]any{}}, "f": []any{},
+			"b": []any{"x", float64(2), 2.5, true, nil}}, true},
+		{"a string for a number", map[string]any{"a": map[string]any{"c": "d"}, "b": []any{"x", "2", 2.5, true, nil}}, false},
+		{"another fraction", map[string]any{"a": map[string]any{"c": "d"}, "b": []any{"x", int64(2), 2.25, true, nil}}, false},
+		{"a key moved down", map[string]any{"a": map[string]any{"c": "d", "b": []any{"x", int64(2), 2.5, true, nil}}}, false},
+		{"a list element more", map[string]any{"a": map[string]any{"c": "d"}, "b": []any{"x", int64(2), 2.5, true, nil, nil}}, false},
+	}
+	want := Digest(base)
+	for _, tt := range tests {
+		if got := Digest(tt.v); (got == want) != tt.same || len(got) != 22 {
+			t.Errorf("%s: Digest %q, base %q; want equal = %v", tt.name, got, want, tt.same)
+		}
+	}
+	if d := Digest(map[string]any{"a": math.NaN()}); d != "" {
+		t.Errorf("Digest of NaN = %q, want none", d)
 	}
 }
