@@ -116,3 +116,16 @@ func TestCheckAddress(t *testing.T) {
 		}
 	}
 }
+
+// compareKeys orders connections as their joined `namespace/name` keys order (the storageNode args follow it).
+func TestCompareKeysIsJoinedOrder(t *testing.T) {
+	keys := [][2]string{{"a", "b"}, {"a-x", "c"}, {"a", "b-c"}, {"a", ""}, {"", "a"}, {"ab", "a"}, {"a", "ba"}, {"a/b", "c"}, {"a", "b/c"}}
+	for _, x := range keys {
+		for _, y := range keys {
+			want := strings.Compare(x[0]+"/"+x[1], y[0]+"/"+y[1])
+			if got := compareKeys(x[0], x[1], y[0], y[1]); got != want {
+				t.Errorf("compareKeys(%q, %q) = %d, want %d", x, y, got, want)
+			}
+		}
+	}
+}

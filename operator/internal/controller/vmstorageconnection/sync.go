@@ -1,6 +1,7 @@
 package vmstorageconnection
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -68,22 +69,52 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 	return st, nil
 }
 
-// connections returns every live connection (not being deleted) sorted by namespace/name.
+// connections returns every live connection (not being deleted) sorted by namespace/name. They are the cache's own
+// objects, not copies (every sync lists them all): read them, never modify them.
 func (r *Reconciler) connections(ctx context.Context) ([]kofv1.VMStorageConnection, error) {
 	var list kofv1.VMStorageConnectionList
-	if err := r.Client.List(ctx, &list); err != nil {
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list VMStorageConnections: %w", err)
 	}
-	var out []kofv1.VMStorageConnection
+	out := list.Items[:0]
 	for _, c := range list.Items {
 		if c.DeletionTimestamp.IsZero() {
 			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(a, b kofv1.VMStorageConnection) int {
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		return compareKeys(a.Namespace, a.Name, b.Namespace, b.Name)
 	})
 	return out, nil
+}
+
+// compareKeys compares the keys `ns1/name1` and `ns2/name2` as strings.Compare compares them, without joining them.
+func compareKeys(ns1, name1, ns2, name2 string) int {
+	at := func(ns, name string, i int) (byte, bool) {
+		switch {
+		case i < len(ns):
+			return ns[i], true
+		case i == len(ns):
+			return '/', true
+		case i-len(ns)-1 < len(name):
+			return name[i-len(ns)-1], true
+		}
+		return 0, false
+	}
+	for i := 0; ; i++ {
+		x, okx := at(ns1, name1, i)
+		y, oky := at(ns2, name2, i)
+		switch {
+		case !okx && !oky:
+			return 0
+		case !okx:
+			return -1
+		case !oky:
+			return 1
+		case x != y:
+			return cmp.Compare(x, y)
+		}
+	}
 }
 
 // sync makes the cluster key carry exactly the live connections that reference it, copies credential Secrets into
