@@ -2,6 +2,7 @@ package cacheconfig
 
 import (
 	"testing"
+	"unsafe"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	corev1 "k8s.io/api/core/v1"
@@ -127,5 +128,50 @@ func TestMetadataOnlyKinds(t *testing.T) {
 	}
 	if regional.Data["a"] != "1" || users.Data["a"] != "1" {
 		t.Errorf("regional data %v, user's data %v; want both kept", regional.Data, users.Data)
+	}
+}
+
+// Two objects decoded apart share their namespace, label and annotation names, label values and owner references
+// once cached (one copy of each string), and keep every value.
+func TestCachedMetadataSharesStrings(t *testing.T) {
+	decoded := func(name string) *corev1.ConfigMap { // fresh strings, as a decoder makes them
+		fresh := func(s string) string { return string([]byte(s)) }
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: fresh("ns-a"),
+			Labels:      map[string]string{fresh(kofv1.ManagedByLabel): fresh(kofv1.ManagedBy)},
+			Annotations: map[string]string{fresh("note"): fresh(name)},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: fresh("k0rdent.mirantis.com/v1beta1"),
+				Kind: fresh("ClusterDeployment"), Name: fresh("c1"), UID: "0b9d7b8e-5a3c-4b1e-9d2f-1234567890ab"}}}}
+	}
+	a, b := decoded("a"), decoded("b")
+	for _, o := range []*corev1.ConfigMap{a, b} {
+		if _, err := KeepOwnedDigest(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are two copies, want one", what, x, y)
+		}
+	}
+	same("namespace", a.Namespace, b.Namespace)
+	for k, v := range a.Labels {
+		for k2, v2 := range b.Labels {
+			same("label name", k, k2)
+			same("label value", v, v2)
+		}
+	}
+	for k := range a.Annotations {
+		for k2 := range b.Annotations {
+			same("annotation name", k, k2)
+		}
+	}
+	ra, rb := a.OwnerReferences[0], b.OwnerReferences[0]
+	same("owner apiVersion", ra.APIVersion, rb.APIVersion)
+	same("owner kind", ra.Kind, rb.Kind)
+	same("owner name", ra.Name, rb.Name)
+	same("owner uid", string(ra.UID), string(rb.UID))
+	if a.Annotations["note"] != "a" || b.Annotations["note"] != "b" || a.Labels[kofv1.ManagedByLabel] != kofv1.ManagedBy {
+		t.Errorf("values changed: %v %v %v", a.Annotations, b.Annotations, a.Labels)
 	}
 }
