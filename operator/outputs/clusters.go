@@ -35,17 +35,13 @@ func (r Regional) Ref() discovery.Ref {
 }
 
 // ConfigMap returns the regional ConfigMap `kof-<c>` in the cluster's namespace, labelled Labels() plus role
-// regional, with Data and the regional controller's finalizer kofv1.RegionalConfigMapFinalizer (written with the
-// ConfigMap, so the regional controller does not patch it in afterwards; it removes it once the ConfigMap's
-// objects are gone); nil when Data is nil.
+// regional, with Data; nil when Data is nil.
 func (r Regional) ConfigMap() *corev1.ConfigMap {
 	if r.Data == nil {
 		return nil
 	}
-	cm := configMap(r.Cluster.Namespace, names.RegionalConfigMap(r.Cluster.Name),
+	return configMap(r.Cluster.Namespace, names.RegionalConfigMap(r.Cluster.Name),
 		withLabels(map[string]string{kofv1.ClusterRoleLabel: kofv1.RoleRegional}), r.Data)
-	cm.Finalizers = []string{kofv1.RegionalConfigMapFinalizer}
-	return cm
 }
 
 // ForRegional takes the operator configuration, the discovery view of a regional ClusterDeployment and the error of

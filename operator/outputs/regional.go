@@ -106,9 +106,7 @@ func PromxyServerGroup(cfg config.Config, in RegionalInput) (*kofv1.PromxyServer
 // StorageConnections returns the traces, logs and audit logs connections of the regional: the VTCluster and the two
 // VLClusters of the management cluster (names and namespace from cfg) get the regional's read endpoints as storage
 // nodes, with the admin credentials, and TLS when the endpoint is https (skipping verification as `kof-http-config`
-// says; no tls_config for plain http). Each carries the VMStorageConnection controller's finalizer and
-// kofv1.ClusterRefAnnotation naming its cluster, so that controller has no metadata to add to a new connection (a
-// writer of an existing connection keeps the annotation's live value: it names the cluster the node was applied to).
+// says; no tls_config for plain http).
 func StorageConnections(cfg config.Config, in RegionalInput) []*kofv1.VMStorageConnection {
 	auth := adminAuth(in)
 	var out []*kofv1.VMStorageConnection
@@ -132,10 +130,7 @@ func StorageConnections(cfg config.Config, in RegionalInput) []*kofv1.VMStorageC
 			TypeMeta: metav1.TypeMeta{APIVersion: kofv1.GroupVersion().String(), Kind: "VMStorageConnection"},
 			ObjectMeta: metav1.ObjectMeta{Name: names.StorageConnection(x.kind, in.Namespace, in.Cluster),
 				Namespace: in.Namespace, Labels: withLabels(map[string]string{
-					kofv1.StorageClusterNameLabel: x.cluster, kofv1.StorageClusterKindLabel: x.clusterKind}),
-				Annotations: map[string]string{
-					kofv1.ClusterRefAnnotation: kofv1.StorageClusterRef(x.clusterKind, cfg.ReleaseNamespace, x.cluster)},
-				Finalizers: []string{kofv1.VMStorageConnectionFinalizer}},
+					kofv1.StorageClusterNameLabel: x.cluster, kofv1.StorageClusterKindLabel: x.clusterKind})},
 			Spec: kofv1.VMStorageConnectionSpec{
 				ClusterRef: kofv1.ClusterRef{Name: x.cluster, Namespace: cfg.ReleaseNamespace, Kind: x.clusterKind},
 				TargetStorageNode: kofv1.TargetStorageNode{
@@ -148,16 +143,4 @@ func StorageConnections(cfg config.Config, in RegionalInput) []*kofv1.VMStorageC
 		})
 	}
 	return out
-}
-
-// KeepClusterRef sets kofv1.ClusterRefAnnotation of desired, a connection of StorageConnections, to its value in
-// live, the existing connection of that name: the annotation names the cluster the node was applied to, which only
-// the VMStorageConnection controller moves (after the node has left it), so a writer of the connection must not
-// reset it to the new cluster_ref. A live connection without the annotation gets none from desired.
-func KeepClusterRef(desired, live *kofv1.VMStorageConnection) {
-	if v, ok := live.Annotations[kofv1.ClusterRefAnnotation]; ok {
-		desired.Annotations[kofv1.ClusterRefAnnotation] = v
-		return
-	}
-	delete(desired.Annotations, kofv1.ClusterRefAnnotation)
 }

@@ -100,17 +100,10 @@ const (
 	MountedSecretsAnnotation = Prefix + "kof-storage-connection-secrets"
 	// SourceSecretAnnotation on a credentials Secret the operator copied names its source `namespace/name`.
 	SourceSecretAnnotation = Prefix + "kof-source-secret"
-	// ClusterRefAnnotation on a VMStorageConnection records the cluster (`kind/namespace/name`,
-	// StorageClusterRef) its node was last applied to, so that the node leaves that cluster when spec.cluster_ref
-	// changes. It is written before the node is applied: by whoever creates the connection with its first
-	// cluster_ref (the operator's regional controller does), else by the VMStorageConnection controller.
+	// ClusterRefAnnotation on a VMStorageConnection records the cluster (`kind/namespace/name`) its node was last
+	// applied to, so that the node leaves that cluster when spec.cluster_ref changes.
 	ClusterRefAnnotation = Prefix + "kof-storage-cluster"
 )
-
-// StorageClusterRef returns the ClusterRefAnnotation value of the storage cluster of kind in namespace.
-func StorageClusterRef(kind, namespace, name string) string {
-	return kind + "/" + namespace + "/" + name
-}
 
 // Finalizers (docs/contract.md, "CRDs"; **ours** for ClusterDeployments).
 const (

@@ -23,8 +23,6 @@ import (
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
 	"kof.dev/kof/operator/internal/cacheconfig"
-	"kof.dev/kof/operator/internal/controller/regional"
-	"kof.dev/kof/operator/internal/controller/vmstorageconnection"
 	"kof.dev/kof/operator/internal/testenv"
 )
 
@@ -54,16 +52,6 @@ func setup(e *testenv.Env) (func(), error) {
 	rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
 		Recorder: mgr.GetEventRecorder(Name)}
 	if err := rec.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	// The regional ConfigMap and the storage connections carry the finalizers of the regional and
-	// VMStorageConnection controllers from the start, so a deleted regional's objects go only with them running.
-	if err := (&regional.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
-		Recorder: mgr.GetEventRecorder(regional.Name)}).SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	if err := (&vmstorageconnection.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder(vmstorageconnection.Name)}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -199,22 +199,9 @@ func (r *Reconciler) ensurePromxy(ctx context.Context, s *state) (phase.Outcome,
 }
 
 // ensureConnections applies the three storage connections (outputs.StorageConnections), controlled by the ConfigMap.
-// An existing connection keeps the live value of kofv1.ClusterRefAnnotation (the cluster its node was applied to,
-// which the VMStorageConnection controller moves once the node has left it), or gets none when it has none; a
-// connection being deleted is left to its finalizer (its delete event brings the ConfigMap back).
 func (r *Reconciler) ensureConnections(ctx context.Context, s *state) (phase.Outcome, error) {
 	a := r.applier()
 	for _, conn := range outputs.StorageConnections(r.Config, s.in) {
-		var cur kofv1.VMStorageConnection
-		switch err := r.Client.Get(ctx, client.ObjectKeyFromObject(conn), &cur); {
-		case apierrors.IsNotFound(err):
-		case err != nil:
-			return phase.Outcome{}, fmt.Errorf("get vmstorageconnection %s/%s: %w", conn.Namespace, conn.Name, err)
-		case !cur.DeletionTimestamp.IsZero():
-			continue
-		default:
-			outputs.KeepClusterRef(conn, &cur)
-		}
 		if err := a.Own(conn, s.cm); err != nil {
 			return phase.Outcome{}, err
 		}

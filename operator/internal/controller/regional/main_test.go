@@ -19,7 +19,6 @@ import (
 	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
-	"kof.dev/kof/operator/internal/controller/vmstorageconnection"
 	"kof.dev/kof/operator/internal/testenv"
 )
 
@@ -52,12 +51,6 @@ func setup(e *testenv.Env) (func(), error) {
 	rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
 		Recorder: mgr.GetEventRecorder(Name)}
 	if err := rec.SetupWithManager(mgr); err != nil {
-		return nil, err
-	}
-	// The storage connections carry the VMStorageConnection controller's finalizer from the start, so they go only
-	// with that controller running.
-	if err := (&vmstorageconnection.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder(vmstorageconnection.Name)}).SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	if err := mgr.Add(&Regionless{Client: mgr.GetClient(), Cache: mgr.GetCache(), Config: testConfig()}); err != nil {

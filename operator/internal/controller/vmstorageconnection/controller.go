@@ -234,7 +234,7 @@ func (r *Reconciler) leavePrevious(ctx context.Context, s *state) (phase.Outcome
 func validKind(kind string) bool { return kind == kofv1.KindVLCluster || kind == kofv1.KindVTCluster }
 
 // String returns the key as `kind/namespace/name`, the form of kofv1.ClusterRefAnnotation.
-func (k clusterKey) String() string { return kofv1.StorageClusterRef(k.kind, k.namespace, k.name) }
+func (k clusterKey) String() string { return k.kind + "/" + k.namespace + "/" + k.name }
 
 // parseClusterKey parses kofv1.ClusterRefAnnotation; false when absent or malformed.
 func parseClusterKey(s string) (clusterKey, bool) {

@@ -16,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -356,62 +355,5 @@ func TestCopyNeverOverwritesForeignSecret(t *testing.T) {
 	kept := get(t, f.ctx, &corev1.Secret{ObjectMeta: foreign.ObjectMeta})
 	if string(kept.Data["username"]) != "someone-else" || kept.Annotations[kofv1.SourceSecretAnnotation] != "" {
 		t.Errorf("foreign Secret changed: %v %v", kept.Annotations, kept.Data)
-	}
-}
-
-// A connection written as the regional controller writes it (outputs.StorageConnections: the finalizer and
-// kofv1.ClusterRefAnnotation from the start) is connected without a metadata patch, and when its cluster_ref moves
-// while the annotation keeps the live value (outputs.KeepClusterRef), the node still leaves the previous cluster.
-func TestConnectionWithItsMetadataGetsNoPatch(t *testing.T) {
-	f := newFixture(t, "premeta")
-	create(t, f.ctx, &vmapi.VLCluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.clusterNS, Name: "kof-logs-audit"}})
-	var patches []string
-	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.r.Client = interceptor.NewClient(direct, interceptor.Funcs{
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			if _, ok := obj.(*kofv1.VMStorageConnection); ok {
-				patches = append(patches, obj.GetName())
-			}
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-	})
-	c := &kofv1.VMStorageConnection{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.connNS, Name: "kof-audit-logs-storage-connection-pre",
-			Labels: map[string]string{kofv1.StorageClusterKindLabel: kofv1.KindVLCluster, kofv1.StorageClusterNameLabel: "kof-logs"},
-			Annotations: map[string]string{
-				kofv1.ClusterRefAnnotation: kofv1.StorageClusterRef(kofv1.KindVLCluster, f.clusterNS, "kof-logs")},
-			Finalizers: []string{kofv1.VMStorageConnectionFinalizer}},
-		Spec: kofv1.VMStorageConnectionSpec{
-			ClusterRef:        kofv1.ClusterRef{Name: "kof-logs", Namespace: f.clusterNS, Kind: kofv1.KindVLCluster},
-			TargetStorageNode: kofv1.TargetStorageNode{Address: "vmauth-cluster:8427/vlas"},
-		},
-	}
-	create(t, f.ctx, c)
-	f.reconcile(t, c)
-	if len(patches) != 0 {
-		t.Errorf("metadata patches of a connection written with its metadata: %v, want none", patches)
-	}
-	if _, sel := f.vlselect(t); sel.ExtraArgs[ArgStorageNode] != "vmauth-cluster:8427/vlas" {
-		t.Fatalf("storageNode = %q, want the connection's node", sel.ExtraArgs[ArgStorageNode])
-	}
-	c = get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta})
-	c.Spec.ClusterRef.Name = "kof-logs-audit"
-	c.Labels[kofv1.StorageClusterNameLabel] = "kof-logs-audit"
-	if err := env.Client.Update(f.ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	f.reconcile(t, c)
-	if _, sel := f.vlselect(t); sel.ExtraArgs[ArgStorageNode] != "" {
-		t.Errorf("previous cluster storageNode = %q, want it removed after the move", sel.ExtraArgs[ArgStorageNode])
-	}
-	got := get(t, f.ctx, &kofv1.VMStorageConnection{ObjectMeta: c.ObjectMeta})
-	if want := kofv1.StorageClusterRef(kofv1.KindVLCluster, f.clusterNS, "kof-logs-audit"); got.Annotations[kofv1.ClusterRefAnnotation] != want {
-		t.Errorf("annotation after the move = %q, want %q", got.Annotations[kofv1.ClusterRefAnnotation], want)
-	}
-	if len(patches) != 1 {
-		t.Errorf("metadata patches after the move: %v, want one (the annotation)", patches)
 	}
 }
