@@ -153,14 +153,18 @@ func OwnedDigest(obj client.Object) (string, bool) {
 // unchanged reports whether the fields FieldManager owns in current equal the fields of want (whose
 // ownership.Digest is digest): by the digest the cache recorded (DigestAnnotation, on an object the cache stripped
 // of managedFields; an object read from the API server always has them), else from current's managedFields
-// (ownership.Owned, ownership.Same).
+// (ownership.Owned, ownership.Same). When FieldManager owns nothing in current, want is unchanged exactly when it
+// sets nothing either (an apply of no fields, such as a rules ConfigMap without rules, would change nothing).
 func unchanged(current client.Object, want *unstructured.Unstructured, digest string) (bool, error) {
 	if d, ok := current.GetAnnotations()[DigestAnnotation]; ok && len(current.GetManagedFields()) == 0 {
 		return d != "" && d == digest, nil
 	}
 	owned, err := ownedFields(current)
-	if err != nil || owned == nil {
+	if err != nil {
 		return false, err
+	}
+	if owned == nil {
+		owned = map[string]any{}
 	}
 	return ownership.Same(owned, appliedFields(want.Object)), nil
 }

@@ -65,3 +65,51 @@ func TestUnchangedByDigest(t *testing.T) {
 		}
 	}
 }
+
+// An object FieldManager owns nothing in (a ConfigMap the chart made, cached without managedFields, or read with
+// only the chart's entry) is unchanged for a desired object that sets nothing but its name (the rules ConfigMap
+// without rules, which was applied again on every reconcile), and changed for one that sets a field; an object whose
+// fields the operator owns is changed for a desired object that sets nothing (the apply removes them).
+func TestUnchangedWhenNothingIsOwned(t *testing.T) {
+	want := func(data map[string]string) (*unstructured.Unstructured, string) {
+		u, err := toUnstructured(&corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: "rules", Namespace: "kof"}, Data: data})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ownership.Prune(u.Object)
+		return u, ownership.Digest(appliedFields(u.Object))
+	}
+	chart := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "rules", Namespace: "kof", ResourceVersion: "3",
+		Labels: map[string]string{"app": "kof"}}, Data: map[string]string{"chart.yaml": "x"}}
+	cached := chart.DeepCopy() // as cacheconfig.KeepOwnedDigest leaves an object the operator applied nothing to
+	live := chart.DeepCopy()
+	live.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "helm", Operation: metav1.ManagedFieldsOperationUpdate,
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:app":{}}},"f:data":{"f:chart.yaml":{}}}`)}}}
+	emptyEntry := live.DeepCopy() // the operator applied an object with no fields before
+	emptyEntry.ManagedFields = append(emptyEntry.ManagedFields, metav1.ManagedFieldsEntry{Manager: FieldManager,
+		Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{}`)}})
+	owning := live.DeepCopy()
+	owning.Data["a.yaml"] = "rule"
+	owning.ManagedFields = append(owning.ManagedFields, metav1.ManagedFieldsEntry{Manager: FieldManager,
+		Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:a.yaml":{}}}`)}})
+	for _, c := range []struct {
+		name    string
+		current *corev1.ConfigMap
+		data    map[string]string
+		same    bool
+	}{
+		{"cached, nothing owned, nothing wanted", cached, nil, true},
+		{"live, helm's entry only, nothing wanted", live, nil, true},
+		{"live, the operator's empty entry, nothing wanted", emptyEntry, nil, true},
+		{"cached, nothing owned, a key wanted", cached, map[string]string{"a.yaml": "rule"}, false},
+		{"live, nothing owned, a key wanted", live, map[string]string{"a.yaml": "rule"}, false},
+		{"live, a key owned, nothing wanted", owning, nil, false},
+	} {
+		u, d := want(c.data)
+		got, err := unchanged(c.current, u, d)
+		if err != nil || got != c.same {
+			t.Errorf("%s: unchanged = %t, %v; want %t", c.name, got, err, c.same)
+		}
+	}
+}
