@@ -72,6 +72,9 @@ type Reconciler struct {
 	// Now is the clock; optional, time.Now when nil.
 	Now func() time.Time
 
+	// statuses keeps the status each group was last patched with until the cache holds that patch, so a reconcile
+	// in between writes it once (phase.Statuses).
+	statuses phase.Statuses
 	// reloaded remembers, per Secret, the config that every promxy pod last reloaded successfully.
 	mu       sync.Mutex
 	reloaded map[types.NamespacedName]reloadState

@@ -37,7 +37,7 @@ func (r *Reconciler) Publish(ctx context.Context, s *state, outcomes []phase.Out
 			continue
 		}
 		c := Configured(g.Generation, s.own[i], outcomes)
-		changed, err := phase.PatchStatus(ctx, r.Client, "PromxyServerGroup", g, statusFields, c)
+		changed, err := phase.PatchStatus(ctx, r.Client, &r.statuses, "PromxyServerGroup", g, statusFields, c)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -53,6 +53,15 @@ type Reconciler struct {
 	// one regional reference one Secret from three clusters, and every sync of a cluster ensures the copies of all
 	// its connections, so parallel reconciles would each find a new copy missing and write it.
 	copyLocks sync.Map
+	// statuses keeps the status each connection was last patched with until the cache holds that patch, so a
+	// reconcile in between writes it once (phase.Statuses).
+	statuses phase.Statuses
+	// clusterLocks holds a *sync.Mutex per storage cluster (clusterKey): one sync of a cluster at a time, since
+	// the connections of several regionals arriving together would otherwise each apply the same nodes to it.
+	clusterLocks sync.Map
+	// applied keeps, per storage cluster (clusterKey), the state the API server answered this process's last apply
+	// with, until the cache holds it (appliedClusters).
+	applied appliedClusters
 }
 
 // RBAC of this controller (collected by controller-gen into operator/config/rbac).

@@ -3,7 +3,9 @@ package vmstorageconnection
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,8 +31,8 @@ import (
 	"kof.dev/kof/operator/vmapi"
 )
 
-// auditedWrite is one write request the operator's client sent.
-type auditedWrite struct{ method, path string }
+// auditedWrite is one write request the operator's client sent, with the body of storage cluster and status writes.
+type auditedWrite struct{ method, path, body string }
 
 // writeAudit records every write (any method but GET) its client sends to the API server, events apart.
 type writeAudit struct {
@@ -42,8 +44,16 @@ type writeAudit struct {
 
 func (a writeAudit) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet && !strings.Contains(req.URL.Path, "/events") {
+		w := auditedWrite{method: req.Method, path: req.URL.Path}
+		if p := req.URL.Path; (strings.Contains(p, "/vlclusters/") || strings.Contains(p, "/vtclusters/") ||
+			strings.HasSuffix(p, "/status")) && req.GetBody != nil {
+			if rc, err := req.GetBody(); err == nil {
+				b, _ := io.ReadAll(rc)
+				w.body = string(b)
+			}
+		}
 		a.mu.Lock()
-		*a.writes = append(*a.writes, auditedWrite{req.Method, req.URL.Path})
+		*a.writes = append(*a.writes, w)
 		a.mu.Unlock()
 		a.last.Store(time.Now().UnixNano())
 	}
@@ -59,10 +69,13 @@ var raceRun atomic.Int64
 // Secret) all at once, next to the chart's VLClusters and VTCluster, with the controller running 4 workers on the
 // operator's cache, and audits every API write it makes until steady state: the clusters carry all 20 storage
 // nodes, all 20 credentials copies exist, not one DELETE of a credentials copy was sent, and each copy was written
-// exactly once. Regressions: the sync pruned copies by a connection list read before a parallel reconcile made a copy
+// exactly once, and no storage cluster or connection status was written again with what its previous write
+// carried. Regressions: the sync pruned copies by a connection list read before a parallel reconcile made a copy
 // for a newer connection, so in most runs 1-3 copies were deleted and re-made a moment later (docs/ha.md: the select
 // pods mounting them lose the Secret for that moment); and parallel syncs of the three clusters each found a new copy
-// missing and wrote it, 65-78 writes for the 20 copies.
+// missing and wrote it, 65-78 writes for the 20 copies; parallel syncs of one cluster each applied the same nodes
+// (up to 4 identical applies within a millisecond), and a reconcile that read a connection before the cache held its
+// status patch patched the same status again (new transition times) and emitted its Event twice.
 func TestParallelRegionalsDeleteNoCredentialsCopy(t *testing.T) {
 	const regionals, workers = 20, 4
 	ctx := context.Background()
@@ -194,7 +207,27 @@ func TestParallelRegionalsDeleteNoCredentialsCopy(t *testing.T) {
 	if applies != regionals {
 		t.Errorf("%d applies of the %d credentials copies; want each written once", applies, regionals)
 	}
-	t.Logf("%d API writes: %d applies and %d DELETEs of credentials copies", len(writes), applies, len(deletes))
+	times := regexp.MustCompile(`"lastTransitionTime":"[^"]*"`)
+	prev := map[string]string{}
+	repeated := map[string]int{}
+	clusterWrites := 0
+	for _, w := range writes {
+		if w.body == "" {
+			continue
+		}
+		if !strings.HasSuffix(w.path, "/status") {
+			clusterWrites++
+		}
+		body := times.ReplaceAllString(w.body, "")
+		if prev[w.path] == body {
+			repeated[w.path]++
+		}
+		prev[w.path] = body
+	}
+	if len(repeated) > 0 {
+		t.Errorf("objects written again with what their previous write carried (path: repeats): %v", repeated)
+	}
+	t.Logf("%d API writes: %d applies and %d DELETEs of credentials copies, %d storage cluster applies", len(writes), applies, len(deletes), clusterWrites)
 }
 
 // storageNodeCounts returns how many storage nodes the `storageNode` extraArg of the select component of the

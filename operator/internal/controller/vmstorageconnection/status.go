@@ -28,7 +28,7 @@ func (r *Reconciler) Publish(ctx context.Context, s *state, outcomes []phase.Out
 	}
 	conn := s.base
 	c := Connected(conn.Generation, outcomes)
-	changed, err := phase.PatchStatus(ctx, r.Client, "VMStorageConnection", conn, statusFields, c)
+	changed, err := phase.PatchStatus(ctx, r.Client, &r.statuses, "VMStorageConnection", conn, statusFields, c)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -22,11 +23,62 @@ import (
 	"kof.dev/kof/operator/vmapi"
 )
 
-// clusterState is what a storage cluster's select component carries now.
+// clusterState is what a storage cluster's select component carries now, at resource version version.
 type clusterState struct {
 	extraArgs map[string]string
 	secrets   []string
 	mounted   []string // kofv1.MountedSecretsAnnotation
+	version   string
+}
+
+// appliedClusters remembers, per storage cluster, the state the API server answered this process's last apply
+// with. The informer cache lags a write by the watch delay, and the next sync of the cluster (another connection's)
+// would read the state from before the apply and apply the same nodes again; while the cache holds an older
+// resource version than the applied one, the sync takes the remembered state instead: the cluster is then exactly
+// what the apply left, since a change by anyone else gives a newer version, whose watch event syncs the cluster
+// again. Once the cache holds the applied version or a newer one, the entry is dropped. Resource versions are
+// compared as the etcd revisions kube-apiserver gives them (decimal integers, as apply.Written does); one that does
+// not parse disables the memory. Its zero value is ready; it is safe for concurrent use.
+type appliedClusters struct {
+	mu sync.Mutex
+	m  map[clusterKey]clusterState
+}
+
+// current returns the remembered state of key when cached (the cache's state of the cluster) is older than it, and
+// cached otherwise (dropping the entry).
+func (a *appliedClusters) current(key clusterKey, cached *clusterState) *clusterState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	e, ok := a.m[key]
+	if !ok {
+		return cached
+	}
+	v, err1 := strconv.ParseUint(cached.version, 10, 64)
+	w, err2 := strconv.ParseUint(e.version, 10, 64)
+	if err1 != nil || err2 != nil || v >= w {
+		delete(a.m, key)
+		return cached
+	}
+	return &e
+}
+
+// record remembers st as the state the last apply of key left.
+func (a *appliedClusters) record(key clusterKey, st clusterState) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.m == nil {
+		a.m = map[clusterKey]clusterState{}
+	}
+	a.m[key] = st
+}
+
+// stateOf returns the state of the storage cluster u (of kind) as read from the API server's answer.
+func stateOf(kind string, u *unstructured.Unstructured) clusterState {
+	st := clusterState{version: u.GetResourceVersion(), mounted: splitList(u.GetAnnotations()[kofv1.MountedSecretsAnnotation])}
+	path := []string{"spec", componentField(kind)}
+	st.extraArgs, _, _ = unstructured.NestedStringMap(u.Object, append(path, "extraArgs")...)
+	st.secrets, _, _ = unstructured.NestedStringSlice(u.Object, append(path, "secrets")...)
+	return st
 }
 
 // componentField returns the spec field of the select component of kind: VLCluster `vlselect`, VTCluster `select`.
@@ -46,7 +98,7 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 	case kofv1.KindVTCluster:
 		var c vmapi.VTCluster
 		if err = r.Client.Get(ctx, nn, &c); err == nil {
-			st.mounted = splitList(c.Annotations[kofv1.MountedSecretsAnnotation])
+			st.mounted, st.version = splitList(c.Annotations[kofv1.MountedSecretsAnnotation]), c.ResourceVersion
 			if c.Spec.Select != nil {
 				st.extraArgs, st.secrets = c.Spec.Select.ExtraArgs, c.Spec.Select.Secrets
 			}
@@ -54,7 +106,7 @@ func (r *Reconciler) getCluster(ctx context.Context, key clusterKey) (*clusterSt
 	default:
 		var c vmapi.VLCluster
 		if err = r.Client.Get(ctx, nn, &c); err == nil {
-			st.mounted = splitList(c.Annotations[kofv1.MountedSecretsAnnotation])
+			st.mounted, st.version = splitList(c.Annotations[kofv1.MountedSecretsAnnotation]), c.ResourceVersion
 			if c.Spec.VLSelect != nil {
 				st.extraArgs, st.secrets = c.Spec.VLSelect.ExtraArgs, c.Spec.VLSelect.Secrets
 			}
@@ -119,8 +171,11 @@ func compareKeys(ns1, name1, ns2, name2 string) int {
 
 // sync makes the cluster key carry exactly the live connections that reference it, copies credential Secrets into
 // its namespace, prunes copies nobody needs, and returns the outcome for the connection self (`namespace/name`;
-// "" when finalizing).
+// "" when finalizing). Syncs of one cluster run one at a time, each from the state the previous one applied.
 func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (phase.Outcome, error) {
+	lock, _ := r.clusterLocks.LoadOrStore(key, &sync.Mutex{})
+	lock.(*sync.Mutex).Lock()
+	defer lock.(*sync.Mutex).Unlock()
 	// The copies are read before the connections, so that this reconcile's connection snapshot is at least as new as
 	// every copy it may prune (see pruneCopies).
 	copies, err := r.copies(ctx, key.namespace)
@@ -134,6 +189,9 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (pha
 	cluster, err := r.getCluster(ctx, key)
 	if err != nil {
 		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
+	}
+	if cluster != nil {
+		cluster = r.applied.current(key, cluster)
 	}
 	if cluster == nil {
 		return phase.Invalid(kofv1.ReasonNotFound, fmt.Sprintf("spec.cluster_ref: %s %s/%s not found; it is connected once it exists",
@@ -191,6 +249,7 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply storage nodes to %s %s/%s: %w", key.kind, key.namespace, key.name, err)
 	}
+	r.applied.record(key, stateOf(key.kind, u))
 	return nil
 }
 
