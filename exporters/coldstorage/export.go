@@ -188,19 +188,33 @@ type errBucket struct{ error }
 
 func (e errBucket) Unwrap() error { return e.error }
 
-// RunWindows exports every source of every window in ws and returns what happened. A source that cannot be
-// listed fails all its windows with one log line; an S3 failure stops the run and fails every window not yet
-// done. It logs the counts and every failure at the end.
+// RunWindows exports every source of every window in ws and returns what happened. The bucket is checked first
+// (its request runs while the first source lists its first window, and nothing is written before it answers): when
+// S3 cannot be reached every window fails with that error. A source that cannot be listed fails all its windows
+// with one log line; an S3 failure stops the run and fails every window not yet done. It logs the counts and every
+// failure at the end.
 func (e *Exporter) RunWindows(ctx context.Context, ws []window.Hour) Result {
 	var res Result
-	if err := e.bucket.Ping(ctx); err != nil {
+	ping := make(chan error, 1)
+	go func() { ping <- e.bucket.Ping(ctx) }()
+	pinged := false
+	bucketUp := func() bool {
+		if pinged {
+			return true
+		}
+		pinged = true
+		err := <-ping
+		if err == nil {
+			return true
+		}
 		e.log.Error(msgBucketDown, "url", e.bucket.URL(), "error", err.Error())
+		res = Result{}
 		for _, s := range e.cfg.Sources {
 			for _, h := range ws {
 				res.Failed = append(res.Failed, Failure{Source: s, Window: h, Err: err})
 			}
 		}
-		return e.finish(res)
+		return false
 	}
 	var stop error
 	for _, s := range e.cfg.Sources {
@@ -215,6 +229,9 @@ func (e *Exporter) RunWindows(ctx context.Context, ws []window.Hour) Result {
 				continue
 			}
 			parts, err := e.readers[s].partitions(ctx, h)
+			if !bucketUp() {
+				return e.finish(res)
+			}
 			if err != nil {
 				down = fmt.Errorf("list %s of %s: %w", s, h, err)
 				e.log.Error(msgSourceDown, "source", string(s), "url", e.cfg.SourceURL(s), "error", err.Error())
@@ -245,6 +262,7 @@ func (e *Exporter) RunWindows(ctx context.Context, ws []window.Hour) Result {
 			}
 		}
 	}
+	bucketUp() // when no window was listed, the bucket's answer still decides the result
 	return e.finish(res)
 }
 

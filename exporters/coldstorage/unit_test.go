@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"kof.dev/kof/exporters/bucket"
 	"kof.dev/kof/exporters/victoria"
 	"kof.dev/kof/exporters/window"
 )
@@ -230,3 +231,55 @@ func TestPartitionsLookUpTenantsAtOnce(t *testing.T) {
 
 // failT5 makes the fake source of TestPartitionsLookUpTenantsAtOnce fail the cluster lookup of tenant t5.
 var failT5 atomic.Bool
+
+// When S3 cannot be reached, every window of every source fails with the bucket's error and one "S3 unreachable"
+// line, and no window is exported from the source, although the bucket is checked while the first window is listed.
+func TestBucketDownFailsEveryWindow(t *testing.T) {
+	var exports atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/v1/export" {
+			exports.Add(1)
+			return
+		}
+		var vals []string
+		switch r.URL.Path {
+		case "/api/v1/label/tenant/values":
+			vals = []string{"t"}
+		case "/api/v1/label/cluster/values":
+			vals = []string{"c"}
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": vals})
+	}))
+	defer srv.Close()
+	closed := httptest.NewServer(http.NotFoundHandler()) // a loopback port that refuses connections once closed
+	s3URL := closed.URL
+	closed.Close()
+	env := map[string]string{EnvSources: "metrics", EnvMetricsURL: srv.URL, EnvS3Bucket: "kof-cold",
+		EnvS3Endpoint: s3URL, EnvS3UsePathStyle: "true", bucket.EnvAccessKey: "k", bucket.EnvSecretKey: "s"}
+	cfg, err := FromEnv(func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	e, err := New(cfg, Options{Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 6, 29, 17, 30, 0, 0, time.UTC)
+	ws := []window.Hour{window.Of(now).Prev().Prev(), window.Of(now).Prev()}
+	res := e.RunWindows(context.Background(), ws)
+	if len(res.Failed) != len(ws) || res.Exported+res.Skipped+res.Empty != 0 {
+		t.Fatalf("result %+v; want both windows failed", res)
+	}
+	for i, f := range res.Failed {
+		if f.Window != ws[i] || f.Source != Metrics || f.Tenant != "" || !strings.Contains(f.Err.Error(), "HEAD "+s3URL) {
+			t.Errorf("failure %d: %v; want window %s failed by the bucket check", i, f, ws[i])
+		}
+	}
+	if n := strings.Count(logs.String(), `"msg":"`+msgBucketDown+`"`); n != 1 {
+		t.Errorf("%d %q lines, want 1:\n%s", n, msgBucketDown, logs.String())
+	}
+	if n := exports.Load(); n != 0 {
+		t.Errorf("%d exports from the source while S3 was unreachable, want none", n)
+	}
+}
