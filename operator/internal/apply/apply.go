@@ -28,6 +28,9 @@ type Applier struct {
 	Writer client.Client
 	// Written, when set, skips re-applying what this process just applied while Reader (a cache) lags behind.
 	Written *Written
+	// Metadata, when set, sends the applies instead of Writer and reads back only the answer's metadata
+	// (MetadataWriter); Writer still names the kinds.
+	Metadata *MetadataWriter
 }
 
 // Apply server-side applies desired (ForceOwnership, field manager FieldManager) unless the fields FieldManager owns
@@ -65,12 +68,18 @@ func (a Applier) Apply(ctx context.Context, desired client.Object) (bool, error)
 	case err != nil && !apierrors.IsNotFound(err):
 		return false, fmt.Errorf("get %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(desired), err)
 	}
-	if err := a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(want),
-		client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	var rv string
+	if a.Metadata != nil {
+		rv, err = a.Metadata.apply(ctx, gvk, want)
+	} else {
+		err = a.Writer.Apply(ctx, client.ApplyConfigurationFromUnstructured(want), client.FieldOwner(FieldManager), client.ForceOwnership)
+		rv = want.GetResourceVersion()
+	}
+	if err != nil {
 		return false, fmt.Errorf("apply %s %s: %w", gvk.Kind, client.ObjectKeyFromObject(desired), err)
 	}
 	if digest != "" {
-		a.Written.record(key, digest, want.GetResourceVersion())
+		a.Written.record(key, digest, rv)
 	}
 	return true, nil
 }

@@ -15,6 +15,7 @@ import (
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/internal/controller/clusterdeployment"
 	"kof.dev/kof/operator/internal/controller/promxyservergroup"
 	"kof.dev/kof/operator/internal/controller/regional"
@@ -93,15 +94,16 @@ func WithClientLimits(rc *rest.Config, qps float64, burst int) (*rest.Config, er
 // mgr; the error names the one that failed.
 func Setup(mgr ctrl.Manager, cfg config.Config) error {
 	rec := func(name string) events.EventRecorder { return mgr.GetEventRecorder(name) }
+	mw := apply.NewMetadataWriter(mgr.GetConfig(), mgr.GetRESTMapper())
 	type registrar interface{ SetupWithManager(ctrl.Manager) error }
 	controllers := []struct {
 		name string
 		r    registrar
 	}{
 		{clusterdeployment.Name, &clusterdeployment.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Config: cfg, Recorder: rec(clusterdeployment.Name)}},
+			Config: cfg, Recorder: rec(clusterdeployment.Name), Metadata: mw}},
 		{regional.Name, &regional.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: cfg,
-			Recorder: rec(regional.Name)}},
+			Recorder: rec(regional.Name), Metadata: mw}},
 		{promxyservergroup.Name, &promxyservergroup.Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			Recorder:  rec(promxyservergroup.Name),
 			Namespace: cfg.ReleaseNamespace, PodSelector: cfg.PromxyPodSelector,

@@ -42,6 +42,8 @@ type Reconciler struct {
 	APIReader ctrl.Reader
 	Config    config.Config
 	Recorder  events.EventRecorder
+	// Metadata, optional, sends the applies and reads back only the answers' metadata (apply.MetadataWriter).
+	Metadata *apply.MetadataWriter
 
 	once   sync.Once
 	memory *phase.Memory
@@ -72,7 +74,7 @@ func (r *Reconciler) mem() *phase.Memory {
 }
 
 func (r *Reconciler) applier() apply.Applier {
-	return apply.Applier{Reader: r.Client, Writer: r.Client, Written: &r.written}
+	return apply.Applier{Reader: r.Client, Writer: r.Client, Written: &r.written, Metadata: r.Metadata}
 }
 
 func (r *Reconciler) keeper() bundle.Keeper {

@@ -22,6 +22,7 @@ import (
 	"kof.dev/kof/internal/testproc"
 	kofv1 "kof.dev/kof/operator/api/v1beta1"
 	"kof.dev/kof/operator/config"
+	"kof.dev/kof/operator/internal/apply"
 	"kof.dev/kof/operator/internal/cacheconfig"
 	"kof.dev/kof/operator/internal/testenv"
 )
@@ -49,7 +50,9 @@ func setup(e *testenv.Env) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	// The applies go through the metadata writer, as kof-operator sends them (manager.Setup).
 	rec = &Reconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: testConfig(),
+		Metadata: apply.NewMetadataWriter(e.Config, mgr.GetRESTMapper()),
 		Recorder: mgr.GetEventRecorder(Name)}
 	if err := rec.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -43,6 +43,8 @@ type Reconciler struct {
 	// APIReader reads the API server directly; optional. When set, the admin bundle an earlier KOF release named
 	// with decimal Adler-32 is removed once its replacement exists (the cache holds only labelled objects).
 	APIReader client.Reader
+	// Metadata, optional, sends the applies and reads back only the answers' metadata (apply.MetadataWriter).
+	Metadata *apply.MetadataWriter
 
 	once   sync.Once
 	memory *phase.Memory
@@ -64,7 +66,7 @@ func (r *Reconciler) mem() *phase.Memory {
 }
 
 func (r *Reconciler) applier() apply.Applier {
-	return apply.Applier{Reader: r.Client, Writer: r.Client, Written: &r.written}
+	return apply.Applier{Reader: r.Client, Writer: r.Client, Written: &r.written, Metadata: r.Metadata}
 }
 
 // Reconcile implements reconcile.Reconciler in the one shape (operator/internal/phase).
