@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,23 +17,14 @@ import (
 // StatusFields returns where an object of a KOF kind keeps its observed generation and its conditions.
 type StatusFields[O client.Object] func(O) (observedGeneration *int64, conditions *[]metav1.Condition)
 
-// Statuses remembers, per object, the status this process last patched (observed generation and conditions) and
-// the resource version the API server answered. The informer cache lags a write by the watch delay; a reconcile in
-// that window reads the object as it was before the patch and would patch the same status again (with new
-// transition times) and emit its Event twice. PatchStatus with Statuses compares against the remembered status
-// while the object it is given holds an older resource version than the patched one: the object's status is then
-// exactly what the patch left, since a status change by anyone else gives a newer version, whose watch event
-// reconciles the object again. Once an object holds the patched version or a newer one the entry is dropped, so the
-// map holds only the patches the cache has not seen yet. Resource versions are compared as the etcd revisions
-// kube-apiserver gives them (decimal integers, as apply.Written does); one that does not parse disables the
-// memory. Its zero value is ready to use; it is safe for concurrent reconciles.
+// Statuses remembers, per object, the status this process last patched (observed generation and conditions) until
+// the cache holds that patch (Unseen): a reconcile in between would otherwise patch the same status again (with new
+// transition times) and emit its Event twice. Its zero value is ready to use; it is safe for concurrent reconciles.
 type Statuses struct {
-	mu sync.Mutex
-	m  map[string]patchedStatus
+	Unseen[string, patchedStatus]
 }
 
 type patchedStatus struct {
-	version    uint64
 	generation int64
 	conditions []metav1.Condition
 }
@@ -46,18 +35,7 @@ func (s *Statuses) behind(key string, obj client.Object) (patchedStatus, bool) {
 	if s == nil {
 		return patchedStatus{}, false
 	}
-	v, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[key]
-	if !ok {
-		return patchedStatus{}, false
-	}
-	if err != nil || v >= e.version {
-		delete(s.m, key)
-		return patchedStatus{}, false
-	}
-	return e, true
+	return s.Newer(key, obj.GetResourceVersion())
 }
 
 // record remembers the status of a patch of key that the API server answered with resource version rv.
@@ -65,17 +43,7 @@ func (s *Statuses) record(key, rv string, generation int64, conditions []metav1.
 	if s == nil {
 		return
 	}
-	v, err := strconv.ParseUint(rv, 10, 64)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err != nil {
-		delete(s.m, key)
-		return
-	}
-	if s.m == nil {
-		s.m = map[string]patchedStatus{}
-	}
-	s.m[key] = patchedStatus{version: v, generation: generation, conditions: slices.Clone(conditions)}
+	s.Record(key, rv, patchedStatus{generation: generation, conditions: slices.Clone(conditions)})
 }
 
 // PatchStatus is the status publish of a KOF kind with one duty: obj gets condition c, c again under type Ready,

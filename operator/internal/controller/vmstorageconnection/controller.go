@@ -60,8 +60,9 @@ type Reconciler struct {
 	// the connections of several regionals arriving together would otherwise each apply the same nodes to it.
 	clusterLocks sync.Map
 	// applied keeps, per storage cluster (clusterKey), the state the API server answered this process's last apply
-	// with, until the cache holds it (appliedClusters).
-	applied appliedClusters
+	// with, until the cache holds it (phase.Unseen): the next sync (another connection's) would otherwise read the
+	// state from before the apply and apply the same nodes again.
+	applied phase.Unseen[clusterKey, clusterState]
 }
 
 // RBAC of this controller (collected by controller-gen into operator/config/rbac).

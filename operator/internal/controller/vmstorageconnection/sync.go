@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -29,47 +28,6 @@ type clusterState struct {
 	secrets   []string
 	mounted   []string // kofv1.MountedSecretsAnnotation
 	version   string
-}
-
-// appliedClusters remembers, per storage cluster, the state the API server answered this process's last apply
-// with. The informer cache lags a write by the watch delay, and the next sync of the cluster (another connection's)
-// would read the state from before the apply and apply the same nodes again; while the cache holds an older
-// resource version than the applied one, the sync takes the remembered state instead: the cluster is then exactly
-// what the apply left, since a change by anyone else gives a newer version, whose watch event syncs the cluster
-// again. Once the cache holds the applied version or a newer one, the entry is dropped. Resource versions are
-// compared as the etcd revisions kube-apiserver gives them (decimal integers, as apply.Written does); one that does
-// not parse disables the memory. Its zero value is ready; it is safe for concurrent use.
-type appliedClusters struct {
-	mu sync.Mutex
-	m  map[clusterKey]clusterState
-}
-
-// current returns the remembered state of key when cached (the cache's state of the cluster) is older than it, and
-// cached otherwise (dropping the entry).
-func (a *appliedClusters) current(key clusterKey, cached *clusterState) *clusterState {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	e, ok := a.m[key]
-	if !ok {
-		return cached
-	}
-	v, err1 := strconv.ParseUint(cached.version, 10, 64)
-	w, err2 := strconv.ParseUint(e.version, 10, 64)
-	if err1 != nil || err2 != nil || v >= w {
-		delete(a.m, key)
-		return cached
-	}
-	return &e
-}
-
-// record remembers st as the state the last apply of key left.
-func (a *appliedClusters) record(key clusterKey, st clusterState) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.m == nil {
-		a.m = map[clusterKey]clusterState{}
-	}
-	a.m[key] = st
 }
 
 // stateOf returns the state of the storage cluster u (of kind) as read from the API server's answer.
@@ -191,7 +149,9 @@ func (r *Reconciler) sync(ctx context.Context, key clusterKey, self string) (pha
 		return phase.Outcome{Reason: kofv1.ReasonApplyFailed}, err
 	}
 	if cluster != nil {
-		cluster = r.applied.current(key, cluster)
+		if st, ok := r.applied.Newer(key, cluster.version); ok {
+			cluster = &st
+		}
 	}
 	if cluster == nil {
 		return phase.Invalid(kofv1.ReasonNotFound, fmt.Sprintf("spec.cluster_ref: %s %s/%s not found; it is connected once it exists",
@@ -249,7 +209,8 @@ func (r *Reconciler) applyCluster(ctx context.Context, key clusterKey, cluster *
 	if err := r.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(apply.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply storage nodes to %s %s/%s: %w", key.kind, key.namespace, key.name, err)
 	}
-	r.applied.record(key, stateOf(key.kind, u))
+	st := stateOf(key.kind, u)
+	r.applied.Record(key, st.version, st)
 	return nil
 }
 
