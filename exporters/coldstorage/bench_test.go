@@ -225,11 +225,12 @@ func phasesOf(logs string, start, end time.Time) string {
 	var out []string
 	prev := start
 	for _, m := range marks {
-		t, ok := at[m.msg], true
-		if m.msg == "" {
-			t = end
-		} else if _, ok = at[m.msg]; !ok {
-			continue
+		t := end
+		if m.msg != "" {
+			var ok bool
+			if t, ok = at[m.msg]; !ok {
+				continue
+			}
 		}
 		out = append(out, fmt.Sprintf("%s %.0f ms", m.name, float64(t.Sub(prev).Microseconds())/1000))
 		prev = t
