@@ -146,10 +146,22 @@ func selector(matches ...labelMatch) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
+// partitions lists the (tenant, cluster) partitions of h. The tenants and the clusters of every series are looked
+// up at once, neither with a selector, which VictoriaMetrics answers from its per-day index of label values alone.
+// When the tenant lookup finds one value (a missing tenant counts as one), every series of those days has it, so the
+// clusters of every series are that tenant's: one round of lookups lists the hour. With more tenants, the clusters
+// of each are looked up with a tenant selector (a search of the tenant's series: 37 ms at 41,667 series in an hour,
+// against 0.5 ms for the lookup without a selector), lookups at a time.
 func (m metricsReader) partitions(ctx context.Context, h window.Hour) ([]Partition, error) {
-	tenants, err := m.values(ctx, m.sel.Tenant, h)
-	if err != nil {
+	var tenants, clusters []string
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) { tenants, err = m.values(gctx, m.sel.Tenant, h); return err })
+	g.Go(func() (err error) { clusters, err = m.values(gctx, m.sel.Cluster, h); return err })
+	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	if len(tenants) == 1 {
+		return group(map[string][]string{tenants[0]: clusters}), nil
 	}
 	raw, err := clustersByTenant(ctx, tenants, func(ctx context.Context, t string) ([]string, error) {
 		return m.values(ctx, m.sel.Cluster, h, labelMatch{m.sel.Tenant, []string{t}})

@@ -229,6 +229,73 @@ func TestPartitionsLookUpTenantsAtOnce(t *testing.T) {
 	}
 }
 
+// An hour of one tenant is listed in one round of lookups without a selector: the clusters of every series are the
+// tenant's, so no search of the tenant's series is sent. The same holds when no series has a tenant. With two tenants
+// each tenant's clusters are looked up with its selector.
+func TestPartitionsOfOneTenantWithoutSearch(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		tenants  []string // values of the tenant label
+		noTenant bool     // some series lack the tenant label
+		want     []Partition
+		searches int // cluster lookups with a tenant selector
+	}{
+		{name: "one tenant", tenants: []string{"acme"}, want: []Partition{
+			{Tenant: "acme", Cluster: "c1", TenantValues: []string{"acme"}, ClusterValues: []string{"c1"}},
+			{Tenant: "acme", Cluster: "c2", TenantValues: []string{"acme"}, ClusterValues: []string{"c2"}},
+			{Tenant: "acme", Cluster: UnknownCluster, TenantValues: []string{"acme"}, ClusterValues: []string{""}},
+		}},
+		{name: "no tenant label", noTenant: true, want: []Partition{
+			{Tenant: DefaultTenant, Cluster: "c1", TenantValues: []string{""}, ClusterValues: []string{"c1"}},
+			{Tenant: DefaultTenant, Cluster: "c2", TenantValues: []string{""}, ClusterValues: []string{"c2"}},
+			{Tenant: DefaultTenant, Cluster: UnknownCluster, TenantValues: []string{""}, ClusterValues: []string{""}},
+		}},
+		{name: "a tenant and series without one", tenants: []string{"acme"}, noTenant: true, searches: 2, want: []Partition{
+			{Tenant: "acme", Cluster: "acme-c", TenantValues: []string{"acme"}, ClusterValues: []string{"acme-c"}},
+			{Tenant: DefaultTenant, Cluster: "-c", TenantValues: []string{""}, ClusterValues: []string{"-c"}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var searches atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				match := r.URL.Query().Get("match[]")
+				var vals []string
+				switch {
+				case r.URL.Path == "/api/v1/label/tenant/values" && match == "":
+					vals = tc.tenants
+				case r.URL.Path == "/api/v1/label/cluster/values" && match == "":
+					vals = []string{"c1", "c2"}
+				case r.URL.Path == "/api/v1/label/cluster/values":
+					searches.Add(1)
+					tenant := strings.TrimSuffix(strings.TrimPrefix(match, `{tenant="`), `"}`)
+					if strings.HasPrefix(match, `{tenant=~`) || strings.Contains(match, `tenant=""`) {
+						tenant = ""
+					}
+					vals = []string{tenant + "-c"}
+				case match == `{__name__!="",tenant=""}` && tc.noTenant:
+					vals = []string{"up"}
+				case match == `{__name__!="",cluster=""}`: // the hour's series without a cluster (only the first two cases read it)
+					vals = []string{"up"}
+				}
+				_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": vals})
+			}))
+			defer srv.Close()
+			m := metricsReader{api: victoria.Metrics{Endpoint: victoria.Endpoint{Base: srv.URL, HTTP: srv.Client()}},
+				sel: Selection{Tenant: "tenant", Cluster: "cluster"}}
+			got, err := m.partitions(context.Background(), window.Of(time.Date(2026, 6, 29, 17, 30, 0, 0, time.UTC)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("partitions (-want +got):\n%s", d)
+			}
+			if n := searches.Load(); n != int64(tc.searches) {
+				t.Errorf("%d cluster lookups with a tenant selector, want %d", n, tc.searches)
+			}
+		})
+	}
+}
+
 // failT5 makes the fake source of TestPartitionsLookUpTenantsAtOnce fail the cluster lookup of tenant t5.
 var failT5 atomic.Bool
 
