@@ -240,6 +240,9 @@ const (
 	pipeBatches = 3
 )
 
+// pairChunk is how many label pairs one allocation holds (a few hundred series' labels).
+const pairChunk = 4096
+
 // seriesBatch is samples of consecutive export lines handed from the reading to the writing goroutine.
 type seriesBatch struct {
 	lines []batchLine
@@ -289,20 +292,28 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 		done <- err
 	}()
 	cur := <-free
+	// The label pairs of the series are cut from chunks of pairChunk pairs, one allocation per chunk: a series' pairs
+	// are its own slice (capacity bounded, never written again once handed over), as the batch and the series file
+	// keep them until written.
+	var pairs [][2]string
 	sel := selector(labelMatch{m.sel.Tenant, p.TenantValues}, labelMatch{m.sel.Cluster, p.ClusterValues})
 	readErr := m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
 		if failed.Load() {
 			return errWriterFailed
 		}
-		labels := make([][2]string, 0, len(s.Labels))
+		if cap(pairs)-len(pairs) < len(s.Labels) {
+			pairs = make([][2]string, 0, max(pairChunk, len(s.Labels)))
+		}
+		first := len(pairs)
 		name := ""
 		for _, l := range s.Labels {
 			if l.Name == "__name__" {
 				name = l.Value
 				continue
 			}
-			labels = append(labels, [2]string{l.Name, l.Value})
+			pairs = append(pairs, [2]string{l.Name, l.Value})
 		}
+		labels := pairs[first:len(pairs):len(pairs)]
 		columnar.SortLabels(labels) // this slice is the series' own: sorted once here, not copied and sorted twice by w
 		start := len(cur.ts)
 		cur.ts, cur.vals = append(cur.ts, s.Timestamps...), append(cur.vals, s.Values...)

@@ -20,7 +20,8 @@ import (
 )
 
 // Series is one line of a VictoriaMetrics export: the labels of one series (with `__name__`) and a block of its
-// samples. Its slices are reused between calls of the export callback; copy what must outlive the call.
+// samples. Its slices are reused between calls of the export callback; copy what must outlive the call. The strings
+// of Labels stay valid after the call: they may be kept without a copy.
 type Series struct {
 	// Labels are the series labels, `__name__` included, in the order the server sent them.
 	Labels []Label
@@ -36,6 +37,27 @@ type Series struct {
 	// next line often carries the same text, which is then compared, not parsed again.
 	lastTimesText []byte
 	lastTimes     []int64
+
+	// values holds the bytes of the label values of the lines read so far, in chunks of valueChunk bytes: a value's
+	// string refers to its chunk, and a chunk is never written again where it was handed out, so the strings stay
+	// valid after the call (one allocation per chunk instead of one per label of each line).
+	values []byte
+}
+
+// valueChunk is the size of the chunks label values are copied into (a few hundred series' labels each).
+const valueChunk = 32 << 10
+
+// value returns b as a string in the current chunk of label values, starting a new chunk when b does not fit.
+func (s *Series) value(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(s.values)-len(s.values) < len(b) {
+		s.values = make([]byte, 0, max(valueChunk, len(b)))
+	}
+	start := len(s.values)
+	s.values = append(s.values, b...)
+	return unsafe.String(&s.values[start], len(b))
 }
 
 // maxNames bounds the label names a Series keeps for reuse.
@@ -148,7 +170,7 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 	}
 	s.Labels = s.Labels[:0]
 	metric.Visit(func(k []byte, lv *fastjson.Value) {
-		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: string(lv.GetStringBytes())})
+		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: s.value(lv.GetStringBytes())})
 	})
 	vv, err := member(v, "values")
 	if err != nil {
@@ -259,7 +281,7 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	}
 	s.Labels = s.Labels[:0]
 	metric.Visit(func(k []byte, lv *fastjson.Value) {
-		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: string(lv.GetStringBytes())})
+		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: s.value(lv.GetStringBytes())})
 	})
 	return true
 }

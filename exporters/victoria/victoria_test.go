@@ -251,3 +251,34 @@ func checkNumber(t *testing.T, text string) {
 		}
 	}
 }
+
+// TestLabelValuesOutliveTheLine decodes many lines into one Series, as Export does, keeping every label value: each
+// must still read as its line wrote it after the lines that follow (the values of a line share chunks with the next
+// ones, and a chunk is never written again where it was handed out), including values longer than a chunk.
+func TestLabelValuesOutliveTheLine(t *testing.T) {
+	var p fastjson.Parser
+	s := &Series{}
+	var kept, want []string
+	for i := 0; i < 5000; i++ {
+		pod := fmt.Sprintf("app-%08x", i)
+		if i%1000 == 7 {
+			pod = strings.Repeat("p", valueChunk+i) // larger than a chunk
+		}
+		line := fmt.Sprintf(`{"metric":{"__name__":"up","pod":%q,"empty":""},"values":[1],"timestamps":[%d]}`, pod, i)
+		if err := decodeSeries(&p, []byte(line), s); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range s.Labels {
+			kept = append(kept, l.Value)
+		}
+		want = append(want, "up", pod, "")
+	}
+	if len(kept) != len(want) {
+		t.Fatalf("kept %d values, want %d", len(kept), len(want))
+	}
+	for i := range want {
+		if kept[i] != want[i] {
+			t.Fatalf("value %d reads %.40q after the lines that followed, want %.40q", i, kept[i], want[i])
+		}
+	}
+}
