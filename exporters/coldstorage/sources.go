@@ -261,18 +261,20 @@ type batchLine struct {
 // which encodes each file in a goroutine of its own (Parquet and ZSTD), so the stages share the cores; batches of
 // pipeSamples samples are handed over and reused, so memory stays bounded.
 func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error) {
-	w, err := columnar.NewSeriesWriter(outs[0], outs[1], opts)
-	if err != nil {
-		return written{}, err
-	}
 	free, full := make(chan *seriesBatch, pipeBatches), make(chan *seriesBatch, pipeBatches)
 	for range pipeBatches {
 		free <- &seriesBatch{ts: make([]int64, 0, pipeSamples), vals: make([]float64, 0, pipeSamples)}
 	}
 	var failed atomic.Bool
 	done := make(chan error, 1)
+	// The writing goroutine builds the SeriesWriter while the export request is on its way (the writers' set-up
+	// takes a few milliseconds; the source's first line takes longer). w is read here only after done.
+	var w *columnar.SeriesWriter
 	go func() {
 		var err error
+		if w, err = columnar.NewSeriesWriter(outs[0], outs[1], opts); err != nil {
+			failed.Store(true)
+		}
 		for b := range full {
 			for _, l := range b.lines {
 				if err != nil {
@@ -329,7 +331,9 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 	writeErr := <-done
 	switch {
 	case writeErr != nil:
-		w.Abort()
+		if w != nil {
+			w.Abort()
+		}
 		return written{}, writeErr
 	case readErr != nil:
 		w.Abort()
