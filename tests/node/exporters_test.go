@@ -195,7 +195,7 @@ func killThenRecover(t *testing.T, name string, p *proxy, secretKey string, keys
 	held := time.Since(start)
 	pods := podsOf(t, first)
 	if len(pods) != 1 {
-		t.Fatalf("Job %s has %d pods while its run is held, want 1", first.Name, len(pods))
+		t.Fatalf("Job %s has %d pods while its run is held, want 1; its pods:\n%s", first.Name, len(pods), jobPods(t, first))
 	}
 	victim := pods[0]
 	checkLog(t, victim, secretKey)
