@@ -60,6 +60,14 @@ func (s *Series) value(b []byte) string {
 	return unsafe.String(&s.values[start], len(b))
 }
 
+// setLabels sets the Labels of s to the members of the metric object, in its order.
+func (s *Series) setLabels(metric *fastjson.Object) {
+	s.Labels = s.Labels[:0]
+	metric.Visit(func(k []byte, lv *fastjson.Value) {
+		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: s.value(lv.GetStringBytes())})
+	})
+}
+
 // maxNames bounds the label names a Series keeps for reuse.
 const maxNames = 1024
 
@@ -168,10 +176,7 @@ func decodeSeries(p *fastjson.Parser, line []byte, s *Series) error {
 	if err != nil {
 		return fmt.Errorf("field metric: %w", err)
 	}
-	s.Labels = s.Labels[:0]
-	metric.Visit(func(k []byte, lv *fastjson.Value) {
-		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: s.value(lv.GetStringBytes())})
-	})
+	s.setLabels(metric)
 	vv, err := member(v, "values")
 	if err != nil {
 		return err
@@ -279,10 +284,7 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 		s.lastTimesText = append(s.lastTimesText[:0], timesText[:len(timesText)-len(rest)]...)
 		s.lastTimes = append(s.lastTimes[:0], s.Timestamps...)
 	}
-	s.Labels = s.Labels[:0]
-	metric.Visit(func(k []byte, lv *fastjson.Value) {
-		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: s.value(lv.GetStringBytes())})
-	})
+	s.setLabels(metric)
 	return true
 }
 
