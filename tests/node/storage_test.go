@@ -53,8 +53,13 @@ func storagePods(t *testing.T, ns string, specs ...testproc.Spec) []*testproc.Se
 					Args: spec.Args(":"+strconv.Itoa(port), "/data"), Env: env, SecurityContext: restrictedContext(),
 					VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}},
 					Ports:        []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port)}},
-					ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, ProbeHandler: corev1.ProbeHandler{
-						HTTPGet: &corev1.HTTPGetAction{Path: spec.Health, Port: intstr.FromString("http")}}}}}}}
+					// Probed every second, so the pod is Ready as soon as it answers; once Ready it stays behind
+					// its Service through 30 s of slow answers (5 s each): on a loaded machine a storage server's
+					// health check can take over a second, and a pod marked unready leaves its Service refusing
+					// connections, which an exporter run reports, rightly, as its source or S3 being down.
+					ReadinessProbe: &corev1.Probe{PeriodSeconds: 1, TimeoutSeconds: 5, FailureThreshold: 30,
+						ProbeHandler: corev1.ProbeHandler{
+							HTTPGet: &corev1.HTTPGetAction{Path: spec.Health, Port: intstr.FromString("http")}}}}}}}
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: spec.Tool},
 			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{{Name: "http", Port: int32(port),
 				TargetPort: intstr.FromString("http")}}}}
