@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash"
 	"hash/fnv"
 	"slices"
@@ -89,6 +90,48 @@ func TestSeriesWriterRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSeriesRowsSurviveReuse writes more series than the series file's batches hold at once, with label counts that
+// grow, shrink and vanish from one series to the next (so a reused row is longer or shorter than the one it held
+// before), and reads every series row back as written.
+func TestSeriesRowsSurviveReuse(t *testing.T) {
+	var series bytes.Buffer
+	w, err := NewSeriesWriter(nil, &series, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 5 * encoderBuffers * seriesBatch
+	var want []SeriesRow
+	for s := range n {
+		labels := [][2]string{}
+		for l := range (s * 7) % 16 { // 0 to 15 labels
+			labels = append(labels, [2]string{fmt.Sprintf("l%02d", l), fmt.Sprintf("v%d-%d", s, l)})
+		}
+		name := fmt.Sprintf("m%d", s%3)
+		if len(labels) == 0 {
+			name = fmt.Sprintf("bare%d", s) // a distinct series
+		}
+		if err := w.Series(name, labels); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := SeriesID(name, labels)
+		m := map[string]string{}
+		for _, l := range labels {
+			m[l[0]] = l[1]
+		}
+		want = append(want, SeriesRow{SeriesID: id, MetricName: name, Labels: m})
+	}
+	if _, _, err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := parquet.Read[SeriesRow](bytes.NewReader(series.Bytes()), int64(series.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("series rows (-want +got):\n%s", d)
+	}
+}
+
 // TestSeriesIDIgnoresLabelOrder checks that the id depends on the label set, not its order, and that values
 // cannot run into names.
 func TestSeriesIDIgnoresLabelOrder(t *testing.T) {
@@ -164,7 +207,7 @@ func TestSeriesRowsAsMapWriterWritesThem(t *testing.T) {
 		if _, err := mw.Write([]SeriesRow{{SeriesID: id, MetricName: s.name, Labels: m}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rw.Write([]parquet.Row{seriesRow(id, s.name, s.labels)}); err != nil {
+		if _, err := rw.Write([]parquet.Row{appendSeriesRow(nil, id, s.name, s.labels)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -179,6 +179,7 @@ func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, er
 		o = append(o, parquet.SkipPageBounds("labels", "key_value", "key"), parquet.SkipPageBounds("labels", "key_value", "value"))
 		w.rOut = &measure{w: series, h: sha256.New()}
 		w.series = newEncoder[parquet.Row](rowWriter[SeriesRow]{parquet.NewGenericWriter[SeriesRow](w.rOut, o...)}, "series", seriesBatch)
+		w.series.keep = true
 	}
 	return w, nil
 }
@@ -201,7 +202,15 @@ func (w *SeriesWriter) Series(name string, labels [][2]string) error {
 		return nil
 	}
 	w.ser.Rows++
-	return w.series.add(seriesRow(id, name, labels))
+	e := w.series
+	var row parquet.Row // the row this slot of the batch held before, written: its array is reused
+	if n := len(e.cur); n < cap(e.cur) {
+		row = e.cur[: n+1 : n+1][n][:0]
+	}
+	if size := 2 + 2*max(len(labels), 1); cap(row) < size {
+		row = make(parquet.Row, 0, size)
+	}
+	return e.add(appendSeriesRow(row, id, name, labels))
 }
 
 // The columns of SeriesRow, in schema order, and the levels of its labels map (a required group of a repeated
@@ -214,13 +223,11 @@ const (
 	colLabelValue
 )
 
-// seriesRow returns the series.parquet row of SeriesRow{id, name, labels as a map} as parquet-go writes that map:
-// entries ordered by name, the last value of a name given twice kept. The row refers to the strings' bytes
-// without copying them.
-func seriesRow(id int64, name string, labels [][2]string) parquet.Row {
+// appendSeriesRow appends to row the series.parquet row of SeriesRow{id, name, labels as a map} as parquet-go writes
+// that map (entries ordered by name, the last value of a name given twice kept) and returns it. The row refers to
+// the strings' bytes without copying them.
+func appendSeriesRow(row parquet.Row, id int64, name string, labels [][2]string) parquet.Row {
 	labels = mapOrder(labels)
-	n := max(len(labels), 1)
-	row := make(parquet.Row, 0, 2+2*n)
 	row = append(row, parquet.Int64Value(id).Level(0, 0, colSeriesID), stringValue(name).Level(0, 0, colMetricName))
 	if len(labels) == 0 {
 		return append(row, parquet.NullValue().Level(0, 0, colLabelKey), parquet.NullValue().Level(0, 0, colLabelValue))
