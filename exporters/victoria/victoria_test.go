@@ -200,6 +200,58 @@ func TestParseNumbersMatchFastfloat(t *testing.T) {
 	}
 }
 
+// TestParseValuesMatchesOneByOne checks the values array reader against reading the same list one number at a time
+// with parseFloat (the decoder's first form): lists of valid and invalid numbers, each followed by the rest of an
+// export line, a bare bracket or nothing, must give the same values bit for bit, the same length and the same verdict.
+func TestParseValuesMatchesOneByOne(t *testing.T) {
+	texts := numberTexts()
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20_000 {
+		var list []string
+		for range r.IntN(6) {
+			list = append(list, texts[r.IntN(len(texts))])
+		}
+		for _, end := range []string{`],"timestamps":[1,2]}`, "]", ""} {
+			checkValues(t, strings.Join(list, ",")+end)
+		}
+	}
+}
+
+// FuzzParseValues checks the values array reader against parseFloat on any text.
+func FuzzParseValues(f *testing.F) {
+	for _, s := range []string{"1,2.5,-3]", "0.25,1e3,NaN]", "12345678.5,1]", "", "]"} {
+		f.Add(s)
+	}
+	f.Fuzz(checkValues)
+}
+
+// checkValues compares parseValues on text with a loop of parseFloat over the same list.
+func checkValues(t *testing.T, text string) {
+	b := []byte(text)
+	var want []float64
+	wantN, wantOK := 0, true
+	for more := len(b) > 0 && b[0] != ']'; more; {
+		f, n, ok := parseFloat(b[wantN:])
+		if !ok {
+			wantOK = false
+			break
+		}
+		want, wantN = append(want, f), wantN+n
+		if more = wantN < len(b) && b[wantN] == ','; more {
+			wantN++
+		}
+	}
+	got, n, ok := parseValues(b, nil)
+	if ok != wantOK || ok && (n != wantN || len(got) != len(want)) {
+		t.Fatalf("parseValues(%q) = %v, %d, %v; one by one %v, %d, %v", text, got, n, ok, want, wantN, wantOK)
+	}
+	for i := range want {
+		if ok && math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("parseValues(%q)[%d] = %v; one by one %v", text, i, got[i], want[i])
+		}
+	}
+}
+
 // TestDigitRun checks the eight-at-a-time digit reader against reading the same bytes one by one, on digits and on
 // every byte next to them in the ASCII table (and bytes with the high bit set), in every position.
 func TestDigitRun(t *testing.T) {
