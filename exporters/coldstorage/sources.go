@@ -240,12 +240,15 @@ const (
 	pipeBatches = 3
 )
 
-// pairChunk is how many label pairs one allocation holds (a few hundred series' labels).
-const pairChunk = 4096
+// pipePairs is the label pairs a batch holds before its pairs slice grows (the labels of about 200 series).
+const pipePairs = 2048
 
-// seriesBatch is samples of consecutive export lines handed from the reading to the writing goroutine.
+// seriesBatch is samples of consecutive export lines handed from the reading to the writing goroutine. The label
+// pairs of its lines are cut from pairs, which is reused with the batch: the writing goroutine keeps no pair after
+// SeriesWriter.Series returns (the series file's rows refer to the label strings, not to the pairs).
 type seriesBatch struct {
 	lines []batchLine
+	pairs [][2]string
 	ts    []int64
 	vals  []float64
 }
@@ -263,7 +266,7 @@ type batchLine struct {
 func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error) {
 	free, full := make(chan *seriesBatch, pipeBatches), make(chan *seriesBatch, pipeBatches)
 	for range pipeBatches {
-		free <- &seriesBatch{ts: make([]int64, 0, pipeSamples), vals: make([]float64, 0, pipeSamples)}
+		free <- &seriesBatch{pairs: make([][2]string, 0, pipePairs), ts: make([]int64, 0, pipeSamples), vals: make([]float64, 0, pipeSamples)}
 	}
 	var failed atomic.Bool
 	done := make(chan error, 1)
@@ -288,34 +291,30 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 				failed.Store(true)
 			}
 			clear(b.lines)
-			b.lines, b.ts, b.vals = b.lines[:0], b.ts[:0], b.vals[:0]
+			clear(b.pairs)
+			b.lines, b.pairs, b.ts, b.vals = b.lines[:0], b.pairs[:0], b.ts[:0], b.vals[:0]
 			free <- b
 		}
 		done <- err
 	}()
 	cur := <-free
-	// The label pairs of the series are cut from chunks of pairChunk pairs, one allocation per chunk: a series' pairs
-	// are its own slice (capacity bounded, never written again once handed over), as the batch and the series file
-	// keep them until written.
-	var pairs [][2]string
 	sel := selector(labelMatch{m.sel.Tenant, p.TenantValues}, labelMatch{m.sel.Cluster, p.ClusterValues})
 	readErr := m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
 		if failed.Load() {
 			return errWriterFailed
 		}
-		if cap(pairs)-len(pairs) < len(s.Labels) {
-			pairs = make([][2]string, 0, max(pairChunk, len(s.Labels)))
-		}
-		first := len(pairs)
+		// A series' pairs are its own slice of the batch's pairs (capacity bounded; when pairs grows, the slices cut
+		// before keep the array they were cut from).
+		first := len(cur.pairs)
 		name := ""
 		for _, l := range s.Labels {
 			if l.Name == "__name__" {
 				name = l.Value
 				continue
 			}
-			pairs = append(pairs, [2]string{l.Name, l.Value})
+			cur.pairs = append(cur.pairs, [2]string{l.Name, l.Value})
 		}
-		labels := pairs[first:len(pairs):len(pairs)]
+		labels := cur.pairs[first:len(cur.pairs):len(cur.pairs)]
 		columnar.SortLabels(labels) // this slice is the series' own: sorted once here, not copied and sorted twice by w
 		start := len(cur.ts)
 		cur.ts, cur.vals = append(cur.ts, s.Timestamps...), append(cur.vals, s.Values...)

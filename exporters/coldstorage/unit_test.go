@@ -1,9 +1,13 @@
 package coldstorage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,8 +19,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
 
 	"kof.dev/kof/exporters/bucket"
+	"kof.dev/kof/exporters/columnar"
 	"kof.dev/kof/exporters/victoria"
 	"kof.dev/kof/exporters/window"
 )
@@ -348,5 +354,86 @@ func TestBucketDownFailsEveryWindow(t *testing.T) {
 	}
 	if n := exports.Load(); n != 0 {
 		t.Errorf("%d exports from the source while S3 was unreachable, want none", n)
+	}
+}
+
+// TestWriteKeepsEveryLinesLabels streams an export of many short series (more lines than a batch's pairs hold at
+// first, and more batches than circulate, so pairs grow and are reused) with 0 to 15 labels each through
+// metricsReader.write, and reads both files back: every series must keep exactly its own labels and samples.
+func TestWriteKeepsEveryLinesLabels(t *testing.T) {
+	h := window.Of(time.Date(2026, 6, 29, 17, 30, 0, 0, time.UTC))
+	const series = 20_000
+	type want struct {
+		labels  map[string]string
+		samples int
+	}
+	wants := map[int64]want{}
+	var body strings.Builder
+	for s := range series {
+		labels := map[string]string{}
+		var pairs [][2]string
+		var metric strings.Builder
+		name := "m"
+		if s%16 == 0 {
+			name = fmt.Sprintf("bare%d", s) // no labels: a name of its own
+		}
+		fmt.Fprintf(&metric, `{"__name__":%q`, name)
+		for l := range s % 16 {
+			label, value := fmt.Sprintf("l%02d", l), fmt.Sprintf("s%d-l%d", s, l)
+			labels[label] = value
+			pairs = append(pairs, [2]string{label, value})
+			fmt.Fprintf(&metric, `,%q:%q`, label, value)
+		}
+		metric.WriteString("}")
+		n := 1 + s%3
+		var vals, times []string
+		for i := range n {
+			vals = append(vals, fmt.Sprint(s*10+i))
+			times = append(times, fmt.Sprint(h.Start.UnixMilli()+int64(i)*1000))
+		}
+		fmt.Fprintf(&body, `{"metric":%s,"values":[%s],"timestamps":[%s]}`+"\n", metric.String(), strings.Join(vals, ","), strings.Join(times, ","))
+		id, _ := columnar.SeriesID(name, pairs)
+		wants[id] = want{labels: labels, samples: n}
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, body.String())
+	}))
+	defer srv.Close()
+	m := metricsReader{api: victoria.Metrics{Endpoint: victoria.Endpoint{Base: srv.URL, HTTP: srv.Client()}},
+		sel: Selection{Tenant: "tenant", Cluster: "cluster"}}
+	var samples, seriesFile bytes.Buffer
+	wr, err := m.write(context.Background(), Partition{Tenant: DefaultTenant, Cluster: UnknownCluster, TenantValues: []string{""}, ClusterValues: []string{""}},
+		h, []io.Writer{&samples, &seriesFile}, columnar.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wr.series != series {
+		t.Fatalf("wrote %d series, want %d", wr.series, series)
+	}
+	rows, err := parquet.Read[columnar.SeriesRow](bytes.NewReader(seriesFile.Bytes()), int64(seriesFile.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		w, ok := wants[r.SeriesID]
+		if !ok {
+			t.Fatalf("series row %d %v: no such series", r.SeriesID, r.Labels)
+		}
+		if len(r.Labels) != len(w.labels) || !maps.Equal(r.Labels, w.labels) && len(w.labels) > 0 {
+			t.Fatalf("series %d: labels %v, want %v", r.SeriesID, r.Labels, w.labels)
+		}
+	}
+	got, err := parquet.Read[columnar.SampleRow](bytes.NewReader(samples.Bytes()), int64(samples.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[int64]int{}
+	for _, r := range got {
+		count[r.SeriesID]++
+	}
+	for id, w := range wants {
+		if count[id] != w.samples {
+			t.Fatalf("series %d %v: %d samples, want %d", id, w.labels, count[id], w.samples)
+		}
 	}
 }

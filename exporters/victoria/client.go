@@ -107,7 +107,7 @@ func (e Endpoint) do(ctx context.Context, method, u string, form io.Reader) (io.
 // Lines calls fn with every non-empty line of r (without the newline; the slice is only valid during the call). It
 // returns the first error of fn or of reading, or an error when a line is longer than 64 MiB.
 func Lines(r io.Reader, fn func(line []byte) error) error {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 256<<10)
 	var long []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
