@@ -31,6 +31,10 @@ type Series struct {
 	Values []float64
 
 	names map[string]string // label names seen, so that each is allocated once (at most maxNames)
+	// lastNames are the label names of the last line read by plainMetric, by position: the series of a metric
+	// family come in a row with the same names in the same order, so a name is compared with the one at its
+	// position before it is looked up.
+	lastNames []string
 
 	// The timestamps text of the last line decodeExact read in place, and its values: the series of one scrape
 	// target share their sample times, and VictoriaMetrics exports a target's series next to each other, so the
@@ -66,6 +70,70 @@ func (s *Series) setLabels(metric *fastjson.Object) {
 	metric.Visit(func(k []byte, lv *fastjson.Value) {
 		s.Labels = append(s.Labels, Label{Name: s.name(k), Value: s.value(lv.GetStringBytes())})
 	})
+}
+
+// plainMetric reads the metric object b starts with when it has the plain form VictoriaMetrics writes: `{`, then
+// `"name":"value"` members separated by commas, then `}`, without white space or a backslash. It sets the Labels of s
+// (in the object's order) and returns the object's length, or -1 for any other form, which fastjson then reads (a
+// string's end is its next quote only where no backslash can escape it). It reads what fastjson reads for the same
+// object: FuzzDecodeExact compares the two.
+func (s *Series) plainMetric(b []byte) int {
+	if len(b) < 2 || b[0] != '{' {
+		return -1
+	}
+	s.Labels = s.Labels[:0]
+	if b[1] == '}' {
+		return 2
+	}
+	i := 1
+	for k := 0; ; k++ {
+		name, n := plainString(b[i:])
+		if n < 0 || i+n >= len(b) || b[i+n] != ':' {
+			return -1
+		}
+		i += n + 1
+		value, n := plainString(b[i:])
+		if n < 0 || i+n >= len(b) {
+			return -1
+		}
+		s.Labels = append(s.Labels, Label{Name: s.nameAt(k, name), Value: s.value(value)})
+		switch i += n; b[i] {
+		case ',':
+			i++
+		case '}':
+			return i + 1
+		default:
+			return -1
+		}
+	}
+}
+
+// plainString returns the inside of the JSON string b starts with and the string's length with its quotes, or -1
+// when b does not start with a string or the string holds a backslash.
+func plainString(b []byte) ([]byte, int) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, -1
+	}
+	j := bytes.IndexByte(b[1:], '"')
+	if j < 0 || bytes.IndexByte(b[1:1+j], '\\') >= 0 {
+		return nil, -1
+	}
+	return b[1 : 1+j], j + 2
+}
+
+// nameAt returns k, the name of the label at position i of a line, as a string: the last line's name at i when
+// equal, else name's.
+func (s *Series) nameAt(i int, k []byte) string {
+	if i < len(s.lastNames) && s.lastNames[i] == string(k) {
+		return s.lastNames[i]
+	}
+	n := s.name(k)
+	if i < len(s.lastNames) {
+		s.lastNames[i] = n
+	} else if i == len(s.lastNames) {
+		s.lastNames = append(s.lastNames, n)
+	}
+	return n
 }
 
 // maxNames bounds the label names a Series keeps for reuse.
@@ -220,26 +288,30 @@ const (
 )
 
 // decodeExact decodes line into s when it has exactly the form VictoriaMetrics writes: `{"metric":{...},"values":[`
-// numbers `],"timestamps":[` integers `]}`, no white space, as many values as timestamps. Only the metric object goes
-// through fastjson; the two arrays, most of the line, are read in place with the parsers fastjson uses for numbers
-// (fastfloat), so the result is the same. It reports false for any other line (special values such as "NaN" or
-// null, other field order, white space, errors), which the caller decodes with fastjson in full.
+// numbers `],"timestamps":[` integers `]}`, no white space, as many values as timestamps. The metric object is read
+// in place when plain (plainMetric), else by fastjson; the two arrays, most of the line, are read in place with the
+// parsers fastjson uses for numbers (fastfloat), so the result is the same. It reports false for any other line
+// (special values such as "NaN" or null, other field order, white space, errors), which the caller decodes with
+// fastjson in full.
 func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 	rest, ok := bytes.CutPrefix(line, []byte(exactMetric))
 	if !ok {
 		return false
 	}
-	end := objectEnd(rest)
-	if end < 0 {
-		return false
-	}
-	mv, err := p.ParseBytes(rest[:end])
-	if err != nil {
-		return false
-	}
-	metric, err := mv.Object()
-	if err != nil {
-		return false
+	end := s.plainMetric(rest)
+	if end < 0 { // escapes or other forms: fastjson reads the object
+		if end = objectEnd(rest); end < 0 {
+			return false
+		}
+		mv, err := p.ParseBytes(rest[:end])
+		if err != nil {
+			return false
+		}
+		metric, err := mv.Object()
+		if err != nil {
+			return false
+		}
+		s.setLabels(metric)
 	}
 	if rest, ok = bytes.CutPrefix(rest[end:], []byte(exactValues)); !ok {
 		return false
@@ -278,7 +350,6 @@ func decodeExact(p *fastjson.Parser, line []byte, s *Series) bool {
 		s.lastTimesText = append(s.lastTimesText[:0], timesText[:len(timesText)-len(rest)]...)
 		s.lastTimes = append(s.lastTimes[:0], s.Timestamps...)
 	}
-	s.setLabels(metric)
 	return true
 }
 

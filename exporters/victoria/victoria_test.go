@@ -135,6 +135,55 @@ func TestDecodeExactMatchesFastjson(t *testing.T) {
 	}
 }
 
+// FuzzDecodeExact checks the in-place decoder against fastjson on any line: a line it decodes must be one fastjson
+// parses to the same labels (names, values, order), values and timestamps. It decodes a sequence into one Series, as
+// Export does, so the names remembered from the line before are exercised.
+func FuzzDecodeExact(f *testing.F) {
+	for _, s := range []string{
+		`{"metric":{"__name__":"up","job":"a"},"values":[1,0.25],"timestamps":[1,2]}`,
+		`{"metric":{"__name__":"up","job":"a\"b","k":""},"values":[1],"timestamps":[1]}`,
+		`{"metric":{"a":"1","a":"2"},"values":[],"timestamps":[]}`,
+		`{"metric":{"":"x","é":"ü}{,:"},"values":[3],"timestamps":[3]}`,
+		`{"metric":{"job":1},"values":[1],"timestamps":[1]}`,
+		`{"metric":{ "job":"a"},"values":[1],"timestamps":[1]}`,
+		`{"metric":{"job":"a",},"values":[1],"timestamps":[1]}`,
+		`{"metric":{"job":"a"}},"values":[1],"timestamps":[1]}`,
+	} {
+		f.Add(s, `{"metric":{"__name__":"up","job":"b"},"values":[2],"timestamps":[2]}`)
+	}
+	f.Fuzz(func(t *testing.T, first, second string) {
+		var p, q fastjson.Parser
+		var s Series
+		for _, line := range []string{first, second, first} {
+			if !decodeExact(&p, []byte(line), &s) {
+				continue
+			}
+			v, err := q.Parse(line)
+			if err != nil {
+				t.Fatalf("%q: decoded in place, but fastjson: %v", line, err)
+			}
+			var want []Label
+			metric, err := v.Get("metric").Object()
+			if err != nil {
+				t.Fatalf("%q: decoded in place, but the metric is not an object: %v", line, err)
+			}
+			metric.Visit(func(k []byte, lv *fastjson.Value) {
+				want = append(want, Label{Name: string(k), Value: string(lv.GetStringBytes())})
+			})
+			if fmt.Sprintf("%q", s.Labels) != fmt.Sprintf("%q", want) {
+				t.Fatalf("%q: labels %q, fastjson %q", line, s.Labels, want)
+			}
+			var wantV []float64
+			for _, x := range v.GetArray("values") {
+				wantV = append(wantV, x.GetFloat64())
+			}
+			if fmt.Sprint(s.Values) != fmt.Sprint(wantV) {
+				t.Fatalf("%q: values %v, fastjson %v", line, s.Values, wantV)
+			}
+		}
+	})
+}
+
 // TestDecodeReusesTimestampsOfTheLastLine decodes a sequence of lines into one Series, as Export does, where
 // neighbouring lines share their timestamps text (taken from the last line, not parsed again), differ in it, or carry
 // the same text with another number of values or a trailing byte (both left to fastjson); every line must decode to
