@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"hash/fnv"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -310,6 +311,25 @@ func TestSortLabels(t *testing.T) {
 	SortLabels(again)
 	if !slices.Equal(again, want) {
 		t.Errorf("SortLabels changed sorted labels: %v", again)
+	}
+}
+
+// TestSortLabelsIsStableSort compares SortLabels with slices.SortStableFunc on random label lists of every length up
+// to past insertionSortMax, with repeated names (whose order must be kept).
+func TestSortLabelsIsStableSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 20_000 {
+		labels := make([][2]string, r.IntN(insertionSortMax+8))
+		for i := range labels {
+			labels[i] = [2]string{fmt.Sprintf("n%d", r.IntN(12)), fmt.Sprint(i)}
+		}
+		want := slices.Clone(labels)
+		slices.SortStableFunc(want, byName)
+		got := slices.Clone(labels)
+		SortLabels(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("SortLabels(%v) = %v, want %v", labels, got, want)
+		}
 	}
 }
 

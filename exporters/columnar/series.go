@@ -93,10 +93,27 @@ func byName(a, b [2]string) int { return strings.Compare(a[0], b[0]) }
 // and the series file writes, so a SeriesWriter given labels in that order neither copies nor sorts them (a caller
 // that owns its labels slice sorts it once here instead of twice there).
 func SortLabels(labels [][2]string) {
-	if !slices.IsSortedFunc(labels, byName) {
-		slices.SortStableFunc(labels, byName)
+	if len(labels) > insertionSortMax {
+		if !slices.IsSortedFunc(labels, byName) {
+			slices.SortStableFunc(labels, byName)
+		}
+		return
+	}
+	// Insertion sort (stable: a label moves only past greater names), comparing names directly; an export line's
+	// labels are a few sorted runs (VictoriaMetrics writes some names first).
+	for i := 1; i < len(labels); i++ {
+		x := labels[i]
+		j := i
+		for j > 0 && x[0] < labels[j-1][0] {
+			labels[j] = labels[j-1]
+			j--
+		}
+		labels[j] = x
 	}
 }
+
+// insertionSortMax bounds the labels SortLabels sorts by insertion; longer lists go to slices.SortStableFunc.
+const insertionSortMax = 32
 
 // The 64-bit FNV parameters (hash/fnv, https://datatracker.ietf.org/doc/html/draft-eastlake-fnv).
 const (
