@@ -2,7 +2,6 @@ package coldstorage
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
@@ -233,108 +231,55 @@ func withMissing(ctx context.Context, values, missing func(context.Context) ([]s
 	return vals, nil
 }
 
-// pipeSamples is how many samples one hand-over between the reading and the writing goroutine of a metrics export
-// holds; pipeBatches batches circulate (one being filled, one being written, one queued).
-const (
-	pipeSamples = 16 << 10
-	pipeBatches = 3
-)
-
-// pipePairs is the label pairs a batch holds before its pairs slice grows (the labels of about 200 series).
-const pipePairs = 2048
-
-// seriesBatch is samples of consecutive export lines handed from the reading to the writing goroutine. The label
-// pairs of its lines are cut from pairs, which is reused with the batch: the writing goroutine keeps no pair after
-// SeriesWriter.Series returns (the series file's rows refer to the label strings, not to the pairs).
-type seriesBatch struct {
-	lines []batchLine
-	pairs [][2]string
-	ts    []int64
-	vals  []float64
-}
-
-// batchLine is one export line of a batch: its series and its samples ts[start:end] of the batch.
-type batchLine struct {
-	name       string
-	labels     [][2]string
-	start, end int
-}
-
-// write reads the export of p in h in one goroutine (HTTP and JSON) while another hands it to the SeriesWriter,
-// which encodes each file in a goroutine of its own (Parquet and ZSTD), so the stages share the cores; batches of
-// pipeSamples samples are handed over and reused, so memory stays bounded.
+// write reads the export of p in h (HTTP and JSON) and hands each line to a SeriesWriter, which encodes each file in
+// a goroutine of its own (Parquet and ZSTD), so the reading and the two files share the cores. The SeriesWriter is
+// built while the export request is on its way (its set-up takes a few milliseconds; the source's first line takes
+// longer). It returns what it wrote; errors are the source's, the SeriesWriter's set-up's and its write errors.
 func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, outs []io.Writer, opts columnar.Options) (written, error) {
-	free, full := make(chan *seriesBatch, pipeBatches), make(chan *seriesBatch, pipeBatches)
-	for range pipeBatches {
-		free <- &seriesBatch{pairs: make([][2]string, 0, pipePairs), ts: make([]int64, 0, pipeSamples), vals: make([]float64, 0, pipeSamples)}
+	type built struct {
+		w   *columnar.SeriesWriter
+		err error
 	}
-	var failed atomic.Bool
-	done := make(chan error, 1)
-	// The writing goroutine builds the SeriesWriter while the export request is on its way (the writers' set-up
-	// takes a few milliseconds; the source's first line takes longer). w is read here only after done.
-	var w *columnar.SeriesWriter
+	ready := make(chan built, 1)
 	go func() {
-		var err error
-		if w, err = columnar.NewSeriesWriter(outs[0], outs[1], opts); err != nil {
-			failed.Store(true)
-		}
-		for b := range full {
-			for _, l := range b.lines {
-				if err != nil {
-					break
-				}
-				if err = w.Series(l.name, l.labels); err == nil {
-					err = w.Samples(b.ts[l.start:l.end], b.vals[l.start:l.end])
-				}
-			}
-			if err != nil {
-				failed.Store(true)
-			}
-			clear(b.lines)
-			clear(b.pairs)
-			b.lines, b.pairs, b.ts, b.vals = b.lines[:0], b.pairs[:0], b.ts[:0], b.vals[:0]
-			free <- b
-		}
-		done <- err
+		w, err := columnar.NewSeriesWriter(outs[0], outs[1], opts)
+		ready <- built{w, err}
 	}()
-	cur := <-free
+	var w *columnar.SeriesWriter
+	var setupErr error
+	await := func() {
+		if w == nil && setupErr == nil {
+			b := <-ready
+			w, setupErr = b.w, b.err
+		}
+	}
+	// The label pairs of a line are reused by the next: the SeriesWriter keeps no pair once Series returns (the
+	// series file's rows refer to the label strings, which stay valid, not to the pairs).
+	var pairs [][2]string
 	sel := selector(labelMatch{m.sel.Tenant, p.TenantValues}, labelMatch{m.sel.Cluster, p.ClusterValues})
 	readErr := m.api.Export(ctx, sel, h, func(s *victoria.Series) error {
-		if failed.Load() {
-			return errWriterFailed
+		if await(); setupErr != nil {
+			return setupErr
 		}
-		// A series' pairs are its own slice of the batch's pairs (capacity bounded; when pairs grows, the slices cut
-		// before keep the array they were cut from).
-		first := len(cur.pairs)
+		pairs = pairs[:0]
 		name := ""
 		for _, l := range s.Labels {
 			if l.Name == "__name__" {
 				name = l.Value
 				continue
 			}
-			cur.pairs = append(cur.pairs, [2]string{l.Name, l.Value})
+			pairs = append(pairs, [2]string{l.Name, l.Value})
 		}
-		labels := cur.pairs[first:len(cur.pairs):len(cur.pairs)]
-		columnar.SortLabels(labels) // this slice is the series' own: sorted once here, not copied and sorted twice by w
-		start := len(cur.ts)
-		cur.ts, cur.vals = append(cur.ts, s.Timestamps...), append(cur.vals, s.Values...)
-		cur.lines = append(cur.lines, batchLine{name: name, labels: labels, start: start, end: len(cur.ts)})
-		if len(cur.ts) >= pipeSamples {
-			full <- cur
-			cur = <-free
+		columnar.SortLabels(pairs) // sorted once here, not copied and sorted by w
+		if err := w.Series(name, pairs); err != nil {
+			return err
 		}
-		return nil
+		return w.Samples(s.Timestamps, s.Values)
 	})
-	full <- cur
-	close(full)
-	writeErr := <-done
-	switch {
-	case writeErr != nil:
-		if w != nil {
-			w.Abort()
-		}
-		return written{}, writeErr
-	case readErr != nil:
+	if await(); setupErr != nil {
+		return written{}, setupErr
+	}
+	if readErr != nil {
 		w.Abort()
 		return written{}, readErr
 	}
@@ -348,9 +293,6 @@ func (m metricsReader) write(ctx context.Context, p Partition, h window.Hour, ou
 	}
 	return wr, nil
 }
-
-// errWriterFailed stops the reading side of a metrics export whose writing side failed (its error is returned).
-var errWriterFailed = errors.New("the Parquet writer failed")
 
 // logsReader reads VictoriaLogs or VictoriaTraces through LogsQL; spans selects the span schema.
 type logsReader struct {
