@@ -38,7 +38,7 @@ func BenchmarkExportAudit(b *testing.B) {
 	ingestAudit(b, vl, h)
 	dir := b.TempDir()
 	keyFile, _ := testproc.SigningKey(b, dir, "bench.key")
-	bin := testproc.Program(b, "./cmd/audit-logs-exporter", dir)
+	bin := testproc.ShippedProgram(b, "audit-logs-exporter", dir) // as its image holds it
 	query := auditlog.Query(auditlog.DefaultTenantField, []string{"", evidence.TenantPlatform}, h)
 	logs := victoria.Logs{Endpoint: victoria.Endpoint{Base: vl.URL, HTTP: victoria.NewHTTPClient()}}
 	var rawTime, expTime time.Duration

@@ -50,7 +50,7 @@ func BenchmarkExportMetrics(b *testing.B) {
 		b.Fatal(err)
 	}
 	user := testproc.ExporterUser(b, minio, testproc.ColdStorageGuide, "bench") // exactly the user guide's policy
-	bin := testproc.Program(b, "./cmd/cold-storage-exporter", "")
+	bin := testproc.ShippedProgram(b, "cold-storage-exporter", "") // as its image holds it
 	scratch := b.TempDir()
 	now := time.Now()
 	sizes := []struct {

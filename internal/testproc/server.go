@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"kof.dev/kof/internal/proc"
+	"kof.dev/kof/release/image"
 )
 
 // serverReadyWait bounds the wait for a server to answer its health check.
@@ -256,6 +258,27 @@ func startServerT(t testing.TB, spec Spec) *Server {
 	}
 	t.Cleanup(func() { _ = s.Stop() })
 	return s
+}
+
+// ShippedProgram builds the in-cluster program name (`./cmd/<name>`) exactly as its image holds it (image.GoBuild
+// for this machine's platform: static, cgo off, stripped) into dir, or a temporary folder of t when dir is "", and
+// returns the binary's path: for benchmarks, whose start-up, memory and CPU must be those of the program users run
+// (a cgo build loads the C library and starts with about 2 MiB more memory). It fails t when the module root is not
+// found or the build fails.
+func ShippedProgram(t testing.TB, name, dir string) string {
+	t.Helper()
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	bin := filepath.Join(dir, name)
+	if err := image.GoBuild(context.Background(), root, image.PackageOf(name), image.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, bin); err != nil {
+		t.Fatal(err)
+	}
+	return bin
 }
 
 // Program builds the main package pkg of KOF's module (a path relative to the module root, such as
