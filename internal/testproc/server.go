@@ -267,13 +267,7 @@ func startServerT(t testing.TB, spec Spec) *Server {
 // found or the build fails.
 func ShippedProgram(t testing.TB, name, dir string) string {
 	t.Helper()
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if dir == "" {
-		dir = t.TempDir()
-	}
+	root, dir := programDirs(t, dir)
 	bin := filepath.Join(dir, name)
 	if err := image.GoBuild(context.Background(), root, image.PackageOf(name), image.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, bin); err != nil {
 		t.Fatal(err)
@@ -281,11 +275,9 @@ func ShippedProgram(t testing.TB, name, dir string) string {
 	return bin
 }
 
-// Program builds the main package pkg of KOF's module (a path relative to the module root, such as
-// "./cmd/cold-storage-exporter") into dir, or a temporary folder of t when dir is "", with proc.BuildProgram
-// (linked once per machine and change) and returns the binary's path. It fails t when the module root is not found
-// or the build fails.
-func Program(t testing.TB, pkg, dir string) string {
+// programDirs returns the module root and the folder a program is built into: dir, or a temporary folder of t when
+// dir is "". It fails t when the module root is not found.
+func programDirs(t testing.TB, dir string) (string, string) {
 	t.Helper()
 	root, err := RepoRoot()
 	if err != nil {
@@ -294,6 +286,16 @@ func Program(t testing.TB, pkg, dir string) string {
 	if dir == "" {
 		dir = t.TempDir()
 	}
+	return root, dir
+}
+
+// Program builds the main package pkg of KOF's module (a path relative to the module root, such as
+// "./cmd/cold-storage-exporter") into dir, or a temporary folder of t when dir is "", with proc.BuildProgram
+// (linked once per machine and change) and returns the binary's path. It fails t when the module root is not found
+// or the build fails.
+func Program(t testing.TB, pkg, dir string) string {
+	t.Helper()
+	root, dir := programDirs(t, dir)
 	bin, err := proc.BuildProgram(context.Background(), root, pkg, dir)
 	if err != nil {
 		t.Fatal(err)
