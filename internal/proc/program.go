@@ -31,6 +31,32 @@ func TestCacheDir() string {
 // profiles use the symbol table, which stays; the link of tools/kof takes about 40% less CPU).
 var ProgramFlags = []string{"-trimpath", "-ldflags=-w"}
 
+// ShippedFlags are the `go build` flags of every binary KOF ships (release/image builds its images with them):
+// -trimpath, no VCS stamping, stripped symbols and an empty build ID, so the same source and toolchain give the
+// same bytes.
+var ShippedFlags = []string{"-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid="}
+
+// ShippedEnv returns the environment of a shipped binary's build for goos and goarch: the process environment with
+// cgo off (a static binary), the baseline microarchitecture of each architecture, and no GOFLAGS, workspace or
+// toolchain switch from the environment.
+func ShippedEnv(goos, goarch string) []string {
+	return append(os.Environ(), "CGO_ENABLED=0", "GOOS="+goos, "GOARCH="+goarch, "GOFLAGS=", "GOWORK=off",
+		"GOAMD64=v1", "GOARM64=v8.0", "GOTOOLCHAIN=local")
+}
+
+// BuildShipped builds the main package pkg of the Go module at root (relative to root, such as
+// "./cmd/cold-storage-exporter") into the file out as KOF ships it for goos and goarch (ShippedFlags, ShippedEnv).
+// The error carries go build's output.
+func BuildShipped(ctx context.Context, root, pkg, goos, goarch, out string) error {
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build"}, ShippedFlags...), "-o", out, pkg)...)
+	cmd.Dir = root
+	cmd.Env = ShippedEnv(goos, goarch)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s for %s/%s: %w\n%s", pkg, goos, goarch, err, b)
+	}
+	return nil
+}
+
 // BuildProgram builds the main package pkg of the Go module at root (a path relative to root, such as "./tools/kof")
 // into dir and returns the binary's path there (dir/<last element of pkg>). The binary is built with `go build
 // ProgramFlags` into `programs/` of TestCacheDir, one file per package, and hard-linked into dir (copied when dir is

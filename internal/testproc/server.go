@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"kof.dev/kof/internal/proc"
-	"kof.dev/kof/release/image"
 )
 
 // serverReadyWait bounds the wait for a server to answer its health check.
@@ -260,8 +259,8 @@ func startServerT(t testing.TB, spec Spec) *Server {
 	return s
 }
 
-// ShippedProgram builds the in-cluster program name (`./cmd/<name>`) exactly as its image holds it (image.GoBuild
-// for this machine's platform: static, cgo off, stripped) into dir, or a temporary folder of t when dir is "", and
+// ShippedProgram builds the in-cluster program name (`./cmd/<name>`) exactly as its image holds it
+// (proc.BuildShipped, as release/image builds, for this machine's platform: static, cgo off, stripped) into dir, or a temporary folder of t when dir is "", and
 // returns the binary's path: for benchmarks, whose start-up, memory and CPU must be those of the program users run
 // (a cgo build loads the C library and starts with about 2 MiB more memory). It fails t when the module root is not
 // found or the build fails.
@@ -269,7 +268,7 @@ func ShippedProgram(t testing.TB, name, dir string) string {
 	t.Helper()
 	root, dir := programDirs(t, dir)
 	bin := filepath.Join(dir, name)
-	if err := image.GoBuild(context.Background(), root, image.PackageOf(name), image.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH}, bin); err != nil {
+	if err := proc.BuildShipped(context.Background(), root, "./cmd/"+name, runtime.GOOS, runtime.GOARCH, bin); err != nil {
 		t.Fatal(err)
 	}
 	return bin

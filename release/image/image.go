@@ -26,6 +26,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"kof.dev/kof/internal/proc"
 )
 
 // Facts every KOF image shares.
@@ -326,17 +328,13 @@ func Compile(ctx context.Context, root string, platforms []Platform) error {
 	return nil
 }
 
-// buildEnv returns the environment of every build for p: cgo off, the baseline microarchitecture, no GOFLAGS or
-// workspace from the environment, the local toolchain.
-func buildEnv(p Platform) []string {
-	return append(os.Environ(), "CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch, "GOFLAGS=", "GOWORK=off",
-		"GOAMD64=v1", "GOARM64=v8.0", "GOTOOLCHAIN=local")
-}
+// buildEnv returns the environment of every build for p: proc.ShippedEnv (cgo off, the baseline
+// microarchitecture, no GOFLAGS or workspace from the environment, the local toolchain).
+func buildEnv(p Platform) []string { return proc.ShippedEnv(p.OS, p.Arch) }
 
 // goBuild runs `go build` with args for p from root with the flags and environment of GoBuild.
 func goBuild(ctx context.Context, root string, p Platform, args ...string) error {
-	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-trimpath", "-buildvcs=false",
-		"-ldflags=-s -w -buildid="}, args...)...)
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build"}, proc.ShippedFlags...), args...)...)
 	cmd.Dir = root
 	cmd.Env = buildEnv(p)
 	if b, err := cmd.CombinedOutput(); err != nil {
