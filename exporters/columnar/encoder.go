@@ -86,6 +86,16 @@ func (e *encoder[T]) failed() error {
 	return e.err
 }
 
+// reusable returns the row the next add will take the place of in the current batch: with keep, a row of a batch
+// written before, whose memory the caller may reuse; else the zero T.
+func (e *encoder[T]) reusable() T {
+	var zero T
+	if n := len(e.cur); e.keep && n < cap(e.cur) {
+		return e.cur[: n+1 : n+1][n]
+	}
+	return zero
+}
+
 // add adds one row; a full batch is handed to the goroutine. It returns the goroutine's first write error.
 func (e *encoder[T]) add(r T) error {
 	e.cur = append(e.cur, r)

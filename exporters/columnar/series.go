@@ -219,15 +219,11 @@ func (w *SeriesWriter) Series(name string, labels [][2]string) error {
 		return nil
 	}
 	w.ser.Rows++
-	e := w.series
-	var row parquet.Row // the row this slot of the batch held before, written: its array is reused
-	if n := len(e.cur); n < cap(e.cur) {
-		row = e.cur[: n+1 : n+1][n][:0]
-	}
+	row := w.series.reusable()[:0] // a row written before: its array is reused
 	if size := 2 + 2*max(len(labels), 1); cap(row) < size {
 		row = make(parquet.Row, 0, size)
 	}
-	return e.add(appendSeriesRow(row, id, name, labels))
+	return w.series.add(appendSeriesRow(row, id, name, labels))
 }
 
 // The columns of SeriesRow, in schema order, and the levels of its labels map (a required group of a repeated

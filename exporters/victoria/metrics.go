@@ -121,8 +121,8 @@ func plainString(b []byte) ([]byte, int) {
 	return b[1 : 1+j], j + 2
 }
 
-// nameAt returns k, the name of the label at position i of a line, as a string: the last line's name at i when
-// equal, else name's.
+// nameAt returns the label name k at position i of a line (positions are visited in order) as a string: the last
+// line's name at i when equal, else the one name returns, remembered at i.
 func (s *Series) nameAt(i int, k []byte) string {
 	if i < len(s.lastNames) && s.lastNames[i] == string(k) {
 		return s.lastNames[i]
@@ -130,7 +130,7 @@ func (s *Series) nameAt(i int, k []byte) string {
 	n := s.name(k)
 	if i < len(s.lastNames) {
 		s.lastNames[i] = n
-	} else if i == len(s.lastNames) {
+	} else {
 		s.lastNames = append(s.lastNames, n)
 	}
 	return n
