@@ -392,7 +392,7 @@ func TestWriteKeepsEveryLinesLabels(t *testing.T) {
 			times = append(times, fmt.Sprint(h.Start.UnixMilli()+int64(i)*1000))
 		}
 		fmt.Fprintf(&body, `{"metric":%s,"values":[%s],"timestamps":[%s]}`+"\n", metric.String(), strings.Join(vals, ","), strings.Join(times, ","))
-		id, _ := columnar.SeriesID(name, pairs)
+		id := columnar.SeriesID(name, pairs)
 		wants[id] = want{labels: labels, samples: n}
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"hash/fnv"
+	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -63,8 +63,8 @@ func TestSeriesWriterRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	upID, _ := SeriesID("up", up)
-	bareID, _ := SeriesID("bare", nil)
+	upID := SeriesID("up", up)
+	bareID := SeriesID("bare", nil)
 	want := []SeriesRow{{SeriesID: upID, MetricName: "up", Labels: map[string]string{"job": "a", "tenant": "t"}}, {SeriesID: bareID, MetricName: "bare", Labels: map[string]string{}}}
 	if d := cmp.Diff(want, srows, cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("series rows (-want +got):\n%s", d)
@@ -114,7 +114,7 @@ func TestSeriesRowsSurviveReuse(t *testing.T) {
 		if err := w.Series(name, labels); err != nil {
 			t.Fatal(err)
 		}
-		id, _ := SeriesID(name, labels)
+		id := SeriesID(name, labels)
 		m := map[string]string{}
 		for _, l := range labels {
 			m[l[0]] = l[1]
@@ -136,20 +136,23 @@ func TestSeriesRowsSurviveReuse(t *testing.T) {
 // TestSeriesIDIgnoresLabelOrder checks that the id depends on the label set, not its order, and that values
 // cannot run into names.
 func TestSeriesIDIgnoresLabelOrder(t *testing.T) {
-	a, _ := SeriesID("m", [][2]string{{"a", "1"}, {"b", "2"}})
-	b, _ := SeriesID("m", [][2]string{{"b", "2"}, {"a", "1"}})
-	c, _ := SeriesID("m", [][2]string{{"a", "1b"}, {"", "2"}})
+	a := SeriesID("m", [][2]string{{"a", "1"}, {"b", "2"}})
+	b := SeriesID("m", [][2]string{{"b", "2"}, {"a", "1"}})
+	c := SeriesID("m", [][2]string{{"a", "1b"}, {"", "2"}})
 	if a != b || a == c {
 		t.Errorf("ids %d %d %d; want the first two equal and the third different", a, b, c)
 	}
 }
 
-// TestSeriesIDIsFNV checks SeriesID against hash/fnv over the documented encoding (name, then the labels sorted by
-// name, each string uvarint-length-prefixed), for sorted and unsorted labels and strings longer than one length
-// byte: ids of files already written must not change.
+// TestSeriesIDIsFNV checks SeriesID against hash/fnv's FNV-1a over the documented encoding (name, then the labels
+// sorted by name, each string uvarint-length-prefixed), for sorted and unsorted labels and strings longer than one
+// length byte: ids of files already written must not change. The check hash of seriesKey must come with the same id
+// and tell the series apart.
 func TestSeriesIDIsFNV(t *testing.T) {
 	long := strings.Repeat("v", 300)
-	for _, tc := range []struct {
+	var check maphash.Hash
+	checks := map[uint64]int{}
+	cases := []struct {
 		name   string
 		labels [][2]string
 	}{
@@ -157,16 +160,15 @@ func TestSeriesIDIsFNV(t *testing.T) {
 		{"up", [][2]string{{"job", "a"}, {"tenant", "t"}}},
 		{"up", [][2]string{{"tenant", "t"}, {"job", "a"}, {"", ""}}},
 		{long, [][2]string{{"pod", long}, {"ns", "é"}}},
-	} {
+		{"up", [][2]string{{"job", "a"}, {"tenant", "t"}, {"", ""}}}, // case 2 sorted: the same series
+	}
+	for i, tc := range cases {
 		sorted := slices.Clone(tc.labels)
 		slices.SortFunc(sorted, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
-		a, b := fnv.New64a(), fnv.New64()
+		a := fnv.New64a()
 		put := func(s string) {
-			n := binary.AppendUvarint(nil, uint64(len(s)))
-			for _, h := range []hash.Hash64{a, b} {
-				h.Write(n)
-				h.Write([]byte(s))
-			}
+			a.Write(binary.AppendUvarint(nil, uint64(len(s))))
+			a.Write([]byte(s))
 		}
 		put(tc.name)
 		for _, l := range sorted {
@@ -174,13 +176,52 @@ func TestSeriesIDIsFNV(t *testing.T) {
 			put(l[1])
 		}
 		before := slices.Clone(tc.labels)
-		id, check := SeriesID(tc.name, tc.labels)
-		if id != int64(a.Sum64()) || check != b.Sum64() { //nolint:gosec // the id is the hash's bits
-			t.Errorf("SeriesID(%.10s, %v) = %d, %d; want %d, %d", tc.name, tc.labels, id, check, int64(a.Sum64()), b.Sum64()) //nolint:gosec
+		if id := SeriesID(tc.name, tc.labels); id != int64(a.Sum64()) { //nolint:gosec // the id is the hash's bits
+			t.Errorf("SeriesID(%.10s, %v) = %d; want %d", tc.name, tc.labels, id, int64(a.Sum64())) //nolint:gosec
+		}
+		id, sum := seriesKey(&check, tc.name, tc.labels)
+		if id != SeriesID(tc.name, tc.labels) {
+			t.Errorf("seriesKey(%.10s, %v) gives id %d; want SeriesID's %d", tc.name, tc.labels, id, SeriesID(tc.name, tc.labels))
 		}
 		if !slices.Equal(before, tc.labels) {
 			t.Errorf("SeriesID changed its labels: %v, was %v", tc.labels, before)
 		}
+		if j, dup := checks[sum]; dup && !(i == 4 && j == 2) {
+			t.Errorf("cases %d and %d have the same check hash %d", j, i, sum)
+		}
+		checks[sum] = i
+	}
+	if len(checks) != len(cases)-1 {
+		t.Errorf("%d distinct check hashes for %d cases, two of them one series; want %d", len(checks), len(cases), len(cases)-1)
+	}
+}
+
+// TestSeriesWriterCatchesIDCollision checks the SeriesWriter's answer to a series whose id another series of the file
+// has: an error naming the id, with no row written for it; a series given twice is written once.
+func TestSeriesWriterCatchesIDCollision(t *testing.T) {
+	var samples, series bytes.Buffer
+	w, err := NewSeriesWriter(&samples, &series, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := [][2]string{{"job", "a"}}
+	for range 2 {
+		if err := w.Series("up", a); err != nil {
+			t.Fatalf("the same series twice: %v", err)
+		}
+	}
+	// Another series had the id of "up" b, with a check hash of its own (1: no series' check hash, but by a chance of
+	// 2^-64).
+	b := [][2]string{{"job", "b"}}
+	idB := SeriesID("up", b)
+	w.seen[idB] = 1
+	err = w.Series("up", b)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("series_id %d is already the id of another series", idB)) {
+		t.Fatalf("Series of a colliding id: %v; want the collision named", err)
+	}
+	w.Abort()
+	if got := w.SeriesCount(); got != 1 {
+		t.Errorf("SeriesCount = %d, want 1 (the series given twice counted once, the colliding one not at all)", got)
 	}
 }
 
@@ -200,7 +241,7 @@ func TestSeriesRowsAsMapWriterWritesThem(t *testing.T) {
 	mw := parquet.NewGenericWriter[SeriesRow](&fromMaps, parquet.MaxRowsPerRowGroup(1000))
 	rw := rowWriter[SeriesRow]{parquet.NewGenericWriter[SeriesRow](&fromRows, parquet.MaxRowsPerRowGroup(1000))}
 	for _, s := range in {
-		id, _ := SeriesID(s.name, s.labels)
+		id := SeriesID(s.name, s.labels)
 		m := map[string]string{}
 		for _, l := range s.labels {
 			m[l[0]] = l[1]
@@ -302,10 +343,11 @@ func TestSortLabels(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("SortLabels(%v) = %v, want %v", in, got, want)
 	}
-	idIn, checkIn := SeriesID("m", in)
-	idGot, checkGot := SeriesID("m", got)
+	var h maphash.Hash
+	idIn, checkIn := seriesKey(&h, "m", in)
+	idGot, checkGot := seriesKey(&h, "m", got)
 	if idIn != idGot || checkIn != checkGot {
-		t.Errorf("SeriesID of the sorted labels %d/%d, of the unsorted %d/%d; want equal", idGot, checkGot, idIn, checkIn)
+		t.Errorf("seriesKey of the sorted labels %d/%d, of the unsorted %d/%d; want equal", idGot, checkGot, idIn, checkIn)
 	}
 	again := slices.Clone(want)
 	SortLabels(again)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"slices"
 	"strconv"
@@ -66,24 +67,48 @@ type SeriesRow struct {
 	Labels map[string]string `parquet:"labels" parquet-key:",dict"`
 }
 
-// SeriesID returns the id of a series and a second, independent hash of it: the 64-bit FNV-1a hash of the metric
-// name and the labels sorted by name, each string length-prefixed (so no two label sets encode alike), and the
-// 64-bit FNV-1 hash of the same bytes. The id depends on the series alone, so every run gives a series the same id,
-// and a series file written by one run joins the samples file of another. labels is not modified; labels already
-// sorted by name (as VictoriaMetrics exports them) are hashed without a copy.
-func SeriesID(name string, labels [][2]string) (int64, uint64) {
+// SeriesID returns the id of a series: the 64-bit FNV-1a hash of the metric name and the labels sorted by name, each
+// string length-prefixed (a uvarint, so no two label sets encode alike). The id depends on the series alone, so every
+// run gives a series the same id, and a series file written by one run joins the samples file of another. labels is
+// not modified; labels already sorted by name (as VictoriaMetrics exports them) are hashed without a copy.
+func SeriesID(name string, labels [][2]string) int64 {
+	id, _ := seriesKey(nil, name, labels)
+	return id
+}
+
+// seriesKey returns SeriesID of name and labels and, when check is not nil, a second hash of the same encoding
+// written to check (reset first): hash/maphash with the check's seed, independent of FNV-1a, so that two series with
+// one id are told apart. The check hash is only compared within one process (its seed is random).
+func seriesKey(check *maphash.Hash, name string, labels [][2]string) (int64, uint64) {
 	sorted := labels
 	if !slices.IsSortedFunc(labels, byName) {
 		sorted = slices.Clone(labels)
 		slices.SortFunc(sorted, byName)
 	}
-	h := seriesHash{a: fnvOffset, b: fnvOffset}
-	h.put(name)
-	for _, l := range sorted {
-		h.put(l[0])
-		h.put(l[1])
+	h := fnv1a(fnvOffset)
+	if check == nil {
+		h = h.put(name)
+		for _, l := range sorted {
+			h = h.put(l[0]).put(l[1])
+		}
+		return int64(h), 0 //nolint:gosec // the id is the hash's bits
 	}
-	return int64(h.a), h.b //nolint:gosec // the id is the hash's bits
+	check.Reset()
+	h = h.put(name)
+	putCheck(check, name)
+	for _, l := range sorted {
+		h = h.put(l[0]).put(l[1])
+		putCheck(check, l[0])
+		putCheck(check, l[1])
+	}
+	return int64(h), check.Sum64() //nolint:gosec // the id is the hash's bits
+}
+
+// putCheck writes s to the check hash as seriesKey's encoding has it: its length as a uvarint, then its bytes.
+func putCheck(h *maphash.Hash, s string) {
+	var n [binary.MaxVarintLen64]byte
+	_, _ = h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+	_, _ = h.WriteString(s)
 }
 
 // byName orders labels by name.
@@ -121,24 +146,23 @@ const (
 	fnvPrime  = 1099511628211
 )
 
-// seriesHash computes FNV-1a (a) and FNV-1 (b) of the same bytes at once, as hash/fnv's New64a and New64 do, without
-// converting each string to a byte slice.
-type seriesHash struct{ a, b uint64 }
+// fnv1a is a 64-bit FNV-1a hash state, as hash/fnv's New64a computes it, fed strings without converting them to
+// byte slices.
+type fnv1a uint64
 
-// put adds the length of s as a uvarint, then the bytes of s.
-func (h *seriesHash) put(s string) {
-	var n [binary.MaxVarintLen64]byte
-	for _, c := range n[:binary.PutUvarint(n[:], uint64(len(s)))] {
-		h.byte(c)
+// put returns the state after the length of s as a uvarint, then the bytes of s.
+func (h fnv1a) put(s string) fnv1a {
+	for n := uint64(len(s)); ; n >>= 7 {
+		if n < 0x80 {
+			h = (h ^ fnv1a(n)) * fnvPrime
+			break
+		}
+		h = (h ^ fnv1a(n&0x7f|0x80)) * fnvPrime
 	}
 	for i := 0; i < len(s); i++ {
-		h.byte(s[i])
+		h = (h ^ fnv1a(s[i])) * fnvPrime
 	}
-}
-
-func (h *seriesHash) byte(c byte) {
-	h.a = (h.a ^ uint64(c)) * fnvPrime
-	h.b = (h.b * fnvPrime) ^ uint64(c)
+	return h
 }
 
 // SeriesWriter writes one metrics folder of layout MetricsLayout: every sample into the samples file (series_id,
@@ -153,6 +177,7 @@ type SeriesWriter struct {
 	rOut    *measure
 
 	seen     map[int64]uint64 // series id → check hash
+	check    maphash.Hash     // the check hashes' state (seriesKey)
 	cur      int64
 	sum, ser Summary
 	nSeries  int64
@@ -205,7 +230,7 @@ func NewSeriesWriter(samples, series io.Writer, opts Options) (*SeriesWriter, er
 // seen before in this file is not written again. It returns an error when two different series hash to one id (the
 // file would join them), naming both ids, and write errors of the series file.
 func (w *SeriesWriter) Series(name string, labels [][2]string) error {
-	id, check := SeriesID(name, labels)
+	id, check := seriesKey(&w.check, name, labels)
 	w.cur = id
 	if prev, ok := w.seen[id]; ok {
 		if prev != check {
