@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 
@@ -33,6 +34,12 @@ func run() int {
 		// keeps the resident memory of a large hour close to a small one's for a few percent of CPU.
 		debug.SetGCPercent(50)
 	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		// One core: the source spends more CPU per sample formatting its stream than the exporter spends reading and
+		// encoding it, so where the two share cores more Ps only add wake-ups and spinning between the exporter's
+		// goroutines, and a run takes at most one core from the storage it reads (docs/cold-storage.md).
+		runtime.GOMAXPROCS(1)
+	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	cfg, err := coldstorage.FromEnv(os.Getenv)
 	if err != nil {
@@ -46,7 +53,8 @@ func run() int {
 		log.Error("invalid configuration", "error", err.Error())
 		return 2
 	}
-	log.Info("export started", "sources", fmt.Sprint(cfg.Sources), "bucket", cfg.S3.Bucket, "catch_up_hours", cfg.Plan.CatchUp, "delay", cfg.Plan.Delay.String())
+	log.Info("export started", "sources", fmt.Sprint(cfg.Sources), "bucket", cfg.S3.Bucket, "catch_up_hours", cfg.Plan.CatchUp,
+		"delay", cfg.Plan.Delay.String(), "gomaxprocs", runtime.GOMAXPROCS(0))
 	res := e.Run(ctx)
 	// Uploads a signal or a failure left open are aborted here, with their own deadline (ctx may be cancelled).
 	if err := e.Close(); err != nil {

@@ -376,13 +376,16 @@ func (s *stack) checkSourceDown(t *testing.T, b *bucket.Bucket) {
 	cmd.Env = append(os.Environ(),
 		"SOURCES=metrics", "METRICS_URL="+vmURL, "S3_BUCKET="+testBucket, "S3_ENDPOINT="+s.minio.URL,
 		"S3_USE_PATH_STYLE=true", "S3_ACCESS_KEY="+s.access, "S3_SECRET_KEY="+s.secret,
-		"S3_PREFIX=down", "CATCH_UP_HOURS=3", "SCRATCH_DIR="+s.scratch)
+		"S3_PREFIX=down", "CATCH_UP_HOURS=3", "SCRATCH_DIR="+s.scratch, "GOMAXPROCS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("exporter with VictoriaMetrics down: %v; want exit status 1\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), `"gomaxprocs":1}`) { // without GOMAXPROCS the exporter runs on one core
+		t.Errorf("want the start line to say gomaxprocs 1:\n%s", stderr.String())
 	}
 	var down int
 	for _, line := range strings.Split(stderr.String(), "\n") {
