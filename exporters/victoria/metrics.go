@@ -387,20 +387,32 @@ var pow10u = [9]uint64{1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000
 // moved to the top bytes (zeros before them), then neighbouring digits, pairs and quads are added with one
 // multiplication each, the first digit weighted most.
 func digitRun(u uint64) (int, uint64) {
+	n := bits.TrailingZeros64(notDigits(u)) >> 3 // 8 when all are digits
+	if n == 0 {
+		return 0, 0
+	}
+	return n, digitsValue(u, n)
+}
+
+// notDigits returns a word whose byte k is not zero exactly when byte k of u is not a decimal digit: a byte is a
+// digit when its high nibble is 3 and adding 6 to it keeps it so.
+func notDigits(u uint64) uint64 {
 	const (
 		zeros = 0x3030303030303030 // '0' in every byte
 		highs = 0xF0F0F0F0F0F0F0F0
 	)
-	notDigit := (u&highs ^ zeros) | ((u+0x0606060606060606)&highs ^ zeros)
-	n := bits.TrailingZeros64(notDigit) >> 3 // 8 when all are digits
-	if n == 0 {
-		return 0, 0
-	}
+	return (u&highs ^ zeros) | ((u+0x0606060606060606)&highs ^ zeros)
+}
+
+// digitsValue returns the value of the n (1 to 8) decimal digits in the lowest bytes of u, the first in the lowest
+// byte. The digits are moved to the top bytes (zeros before them), then neighbouring digits, pairs and quads are
+// added with one multiplication each, the first digit weighted most.
+func digitsValue(u uint64, n int) uint64 {
 	// Borrows and carries of the bytes from the first non-digit on move up, away from the digits, and are shifted out.
-	v := (u - zeros) << ((8 - n) * 8)
+	v := (u - 0x3030303030303030) << ((8 - n) * 8)
 	v = v*10 + v>>8
 	v = (v&0x000000FF000000FF)*(100+1_000_000<<32) + (v>>16&0x000000FF000000FF)*(1+10_000<<32)
-	return n, v >> 32
+	return v >> 32
 }
 
 // parseFloat reads the JSON number b starts with (up to a comma, a bracket or the end) and returns its value, its
@@ -436,10 +448,12 @@ func parseFloat(b []byte) (float64, int, bool) {
 // parseValues appends to dst the numbers of the comma-separated list b starts with (the inside of a JSON array) and
 // returns dst, the length of the list (b[n] is the byte after it, `]` in an export line) and true; false when an
 // element is not a number. Each number's value is parseFloat's for the same text: the usual short form (`-`, up to
-// seven digits, then optionally a point and up to seven digits) is converted here, a digit run of eight bytes at a
-// time read once per side of the point, with the same division as parseFloat; any other form, and a number too near
-// the end of b to read eight bytes past it, goes to parseFloat. It exists because the values are most of an export
-// line: inline, the next number's scan does not wait on a call per side of the point.
+// seven digits, then optionally a point and up to seven digits) is converted here, with the same division as
+// parseFloat: where 16 bytes of b are left, the digit masks of two words give both the point and the end of the
+// number (so the scan of the next number waits on two loads), near the end of b one eight-byte digit run per side of
+// the point; any other form, and a number too near the end of b to read eight bytes past it, goes to parseFloat. It
+// exists because the values are most of an export line: inline, the next number's scan does not wait on a call per
+// side of the point.
 func parseValues(b []byte, dst []float64) ([]float64, int, bool) {
 	i := 0
 	if len(b) == 0 || b[0] == ']' { // an empty list
@@ -453,7 +467,34 @@ func parseValues(b []byte, dst []float64) ([]float64, int, bool) {
 		}
 		var f float64
 		fast := false
-		if i+8 <= len(b) {
+		if i+16 <= len(b) {
+			// Sixteen bytes at once: where the integer digits end (n1) and where the number ends (e) both come from
+			// the two words' digit masks, so the next number's scan waits on two loads, not four.
+			lo, hi := binary.LittleEndian.Uint64(b[i:]), binary.LittleEndian.Uint64(b[i+8:])
+			mlo, mhi := notDigits(lo), notDigits(hi)
+			if n1 := bits.TrailingZeros64(mlo) >> 3; n1 > 0 && n1 < 8 {
+				e := n1
+				if c := b[i+n1]; c == '.' {
+					rest := mlo &^ (1<<((n1+1)*8) - 1) // the non-digits after the point
+					if rest != 0 {
+						e = bits.TrailingZeros64(rest) >> 3
+					} else {
+						e = 8 + bits.TrailingZeros64(mhi)>>3 // 16 when the window holds no end
+					}
+				}
+				if n2 := e - n1 - 1; e < 16 && (b[i+e] == ',' || b[i+e] == ']') && (e == n1 || n2 > 0 && n2 < 8) {
+					d := digitsValue(lo, n1)
+					if e == n1 {
+						f = float64(d)
+					} else {
+						sh := uint((n1 + 1) * 8) // the fraction's digits as one word, the first in the lowest byte
+						frac := digitsValue(lo>>sh|hi<<(64-sh), n2)
+						f = float64(d*pow10u[n2]+frac) / pow10[n2]
+					}
+					i, fast = i+e, true
+				}
+			}
+		} else if i+8 <= len(b) {
 			n1, d := digitRun(binary.LittleEndian.Uint64(b[i:]))
 			if q := i + n1; n1 > 0 && n1 < 8 { // q < i+8 <= len(b)
 				switch c := b[q]; {
