@@ -18,6 +18,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -231,18 +232,39 @@ func (n *Node) start(ctx context.Context, crdDirs []string, progress func(string
 			n.crdErr = err
 			return
 		}
-		crds, err := envtest.InstallCRDs(n.Config, envtest.CRDInstallOptions{Paths: crdDirs, Scheme: s,
-			ErrorIfPathMissing: true, MaxTime: crdWait, PollInterval: 250 * time.Millisecond})
+		crds, err := installCRDs(func() (int, error) {
+			crds, err := envtest.InstallCRDs(n.Config, envtest.CRDInstallOptions{Paths: crdDirs, Scheme: s,
+				ErrorIfPathMissing: true, MaxTime: crdWait, PollInterval: 250 * time.Millisecond})
+			return len(crds), err
+		}, time.Now().Add(crdWait), progress)
 		if err != nil {
 			n.crdErr = fmt.Errorf("install the CRDs of %v on the node: %w", crdDirs, err)
 			return
 		}
-		n.CRDs = len(crds)
+		n.CRDs = crds
 		n.CRDsServed = time.Since(n.Started)
-		progress("node: %d CRDs served %.1fs after start", len(crds), n.CRDsServed.Seconds())
+		progress("node: %d CRDs served %.1fs after start", crds, n.CRDsServed.Seconds())
 	}()
 	// the first pod needs the pause image; the node is Ready without it
 	return <-pause
+}
+
+// installCRDs calls install (an envtest.InstallCRDs of the node's CRDs, which creates the missing ones and updates
+// the others) and returns its CRD count, again while it fails with an API server timeout and deadline has not passed:
+// on a loaded machine the node's kube-apiserver answers a large CRD's create with a timeout ("request did not
+// complete within requested timeout", HTTP 504) whether or not it stored it, and the next install completes the set.
+// Other errors are returned at once; progress logs each retry.
+func installCRDs(install func() (int, error), deadline time.Time, progress func(string, ...any)) (int, error) {
+	for attempt := 1; ; attempt++ {
+		n, err := install()
+		if err == nil || !(apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err)) || !time.Now().Before(deadline) {
+			if err != nil && attempt > 1 {
+				err = fmt.Errorf("attempt %d: %w", attempt, err)
+			}
+			return n, err
+		}
+		progress("node: the API server timed out installing CRDs (attempt %d), installing again: %v", attempt, err)
+	}
 }
 
 // WaitCRDs waits until the CRDs of NodeOptions.CRDDirs are served (StartNode installs them in the background, so

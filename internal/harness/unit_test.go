@@ -3,10 +3,12 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	kcmv1 "github.com/K0rdent/kcm/api/v1beta1"
 	"github.com/google/go-cmp/cmp"
@@ -413,5 +415,36 @@ func TestKCMClusterState(t *testing.T) {
 	if got, want := r.TemplateSummary(), "1 of 2 ServiceTemplates valid (invalid: cert-manager-v1-19-1); "+
 		"1 of 1 ServiceTemplateChains valid"; got != want {
 		t.Errorf("TemplateSummary: %q, want %q", got, want)
+	}
+}
+
+// TestInstallCRDsRetriesAPIServerTimeouts checks that the node's CRD install is repeated while the API server answers
+// with a timeout (as envtest wraps it), and only then: another error, or a timeout past the deadline, is returned.
+func TestInstallCRDsRetriesAPIServerTimeouts(t *testing.T) {
+	timeout := fmt.Errorf("unable to create CRD instances: %w", fmt.Errorf("unable to create CRD %q: %w", "vmagents.operator.victoriametrics.com",
+		apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)))
+	invalid := fmt.Errorf("unable to create CRD instances: %w", apierrors.NewBadRequest("spec.versions: Required value"))
+	for _, tc := range []struct {
+		name      string
+		errs      []error // what each install returns; nil is success
+		deadline  time.Duration
+		wantCalls int
+		wantErr   error
+	}{
+		{"two timeouts, then served", []error{timeout, timeout, nil}, time.Minute, 3, nil},
+		{"another error", []error{invalid, nil}, time.Minute, 1, invalid},
+		{"a timeout past the deadline", []error{timeout, nil}, -time.Second, 1, timeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls, retries := 0, 0
+			n, err := installCRDs(func() (int, error) {
+				calls++
+				return 14, tc.errs[calls-1]
+			}, time.Now().Add(tc.deadline), func(string, ...any) { retries++ })
+			if calls != tc.wantCalls || retries != tc.wantCalls-1 || !errors.Is(err, tc.wantErr) || (err == nil && n != 14) {
+				t.Errorf("installCRDs: %d calls, %d retries logged, %d CRDs, error %v; want %d calls, %d retries, error %v",
+					calls, retries, n, err, tc.wantCalls, tc.wantCalls-1, tc.wantErr)
+			}
+		})
 	}
 }
