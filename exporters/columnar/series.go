@@ -85,30 +85,27 @@ func seriesKey(check *maphash.Hash, name string, labels [][2]string) (int64, uin
 		sorted = slices.Clone(labels)
 		slices.SortFunc(sorted, byName)
 	}
+	if check != nil {
+		check.Reset()
+	}
 	h := fnv1a(fnvOffset)
-	if check == nil {
-		h = h.put(name)
-		for _, l := range sorted {
-			h = h.put(l[0]).put(l[1])
+	put := func(s string) {
+		h = h.put(s)
+		if check != nil { // the same encoding: the length as a uvarint, then the bytes
+			var n [binary.MaxVarintLen64]byte
+			_, _ = check.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+			_, _ = check.WriteString(s)
 		}
+	}
+	put(name)
+	for _, l := range sorted {
+		put(l[0])
+		put(l[1])
+	}
+	if check == nil {
 		return int64(h), 0 //nolint:gosec // the id is the hash's bits
 	}
-	check.Reset()
-	h = h.put(name)
-	putCheck(check, name)
-	for _, l := range sorted {
-		h = h.put(l[0]).put(l[1])
-		putCheck(check, l[0])
-		putCheck(check, l[1])
-	}
 	return int64(h), check.Sum64() //nolint:gosec // the id is the hash's bits
-}
-
-// putCheck writes s to the check hash as seriesKey's encoding has it: its length as a uvarint, then its bytes.
-func putCheck(h *maphash.Hash, s string) {
-	var n [binary.MaxVarintLen64]byte
-	_, _ = h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-	_, _ = h.WriteString(s)
 }
 
 // byName orders labels by name.

@@ -449,11 +449,10 @@ func parseFloat(b []byte) (float64, int, bool) {
 // returns dst, the length of the list (b[n] is the byte after it, `]` in an export line) and true; false when an
 // element is not a number. Each number's value is parseFloat's for the same text: the usual short form (`-`, up to
 // seven digits, then optionally a point and up to seven digits) is converted here, with the same division as
-// parseFloat: where 16 bytes of b are left, the digit masks of two words give both the point and the end of the
-// number (so the scan of the next number waits on two loads), near the end of b one eight-byte digit run per side of
-// the point; any other form, and a number too near the end of b to read eight bytes past it, goes to parseFloat. It
-// exists because the values are most of an export line: inline, the next number's scan does not wait on a call per
-// side of the point.
+// parseFloat, the digit masks of two words giving both the point and the end of the number (so the scan of the next
+// number waits on two loads); any other form, and a number with fewer than 16 bytes of b from its first digit on (in
+// an export line only the timestamps follow the values), goes to parseFloat. It exists because the values are most
+// of an export line: inline, the next number's scan does not wait on a call per side of the point.
 func parseValues(b []byte, dst []float64) ([]float64, int, bool) {
 	i := 0
 	if len(b) == 0 || b[0] == ']' { // an empty list
@@ -492,19 +491,6 @@ func parseValues(b []byte, dst []float64) ([]float64, int, bool) {
 						f = float64(d*pow10u[n2]+frac) / pow10[n2]
 					}
 					i, fast = i+e, true
-				}
-			}
-		} else if i+8 <= len(b) {
-			n1, d := digitRun(binary.LittleEndian.Uint64(b[i:]))
-			if q := i + n1; n1 > 0 && n1 < 8 { // q < i+8 <= len(b)
-				switch c := b[q]; {
-				case c == ',' || c == ']':
-					f, i, fast = float64(d), q, true
-				case c == '.' && q+9 <= len(b):
-					n2, frac := digitRun(binary.LittleEndian.Uint64(b[q+1:]))
-					if e := q + 1 + n2; n2 > 0 && n2 < 8 && (b[e] == ',' || b[e] == ']') {
-						f, i, fast = float64(d*pow10u[n2]+frac)/pow10[n2], e, true
-					}
 				}
 			}
 		}
